@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// SyncFunc reconciles one key. It returns nil when the key is done, an error
+// to retry it with backoff, or an error wrapped by Permanent to drop it.
+type SyncFunc func(ctx context.Context, key string) error
+
+// permanentError marks an error that retrying cannot fix (a user's mistake).
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string { return p.err.Error() }
+func (p permanentError) Unwrap() error { return p.err }
+
+// Permanent wraps err so that the worker loop logs it and forgets the key
+// instead of retrying: the object has to change before a retry can help, and
+// that change enqueues the key again.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err: err}
+}
+
+// IsPermanent reports whether err was wrapped by Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// Queue is a rate-limited workqueue of string keys with upstream's
+// controller defaults: per-item exponential backoff from 5ms to 1000s and an
+// overall token bucket of 10 qps, burst 100. Name is the workqueue metrics
+// name (upstream's, per controller).
+func Queue(name string) workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	)
+}
+
+// Workers runs n workers that process keys from queue with sync until ctx
+// is cancelled, then shuts the queue down and returns once every worker has
+// exited. maxRetries bounds how often one key is retried before it is
+// dropped (0 means no bound, as upstream does for most controllers).
+type Workers struct {
+	Name       string
+	Queue      workqueue.TypedRateLimitingInterface[string]
+	Sync       SyncFunc
+	MaxRetries int
+}
+
+// Run starts n workers and blocks until ctx is done and all workers exited.
+func (w *Workers) Run(ctx context.Context, n int) {
+	if n < 1 {
+		n = 1
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, w.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	w.Queue.ShutDown()
+	wg.Wait()
+}
+
+func (w *Workers) worker(ctx context.Context) {
+	for w.processNext(ctx) {
+	}
+}
+
+func (w *Workers) processNext(ctx context.Context) bool {
+	key, quit := w.Queue.Get()
+	if quit {
+		return false
+	}
+	defer w.Queue.Done(key)
+	err := w.safeSync(ctx, key)
+	w.handle(ctx, key, err)
+	return true
+}
+
+// safeSync turns a panic in sync into an error, so that one malformed object
+// cannot take the process down; the key is retried with backoff.
+func (w *Workers) safeSync(ctx context.Context, key string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic while syncing %q: %v", key, r)
+			utilruntime.HandleErrorWithContext(ctx, err, "Recovered from panic in sync", "controller", w.Name)
+		}
+	}()
+	return w.Sync(ctx, key)
+}
+
+func (w *Workers) handle(ctx context.Context, key string, err error) {
+	logger := klog.FromContext(ctx)
+	switch {
+	case err == nil:
+		w.Queue.Forget(key)
+	case IsPermanent(err):
+		logger.Info("Dropping key after a permanent error", "controller", w.Name, "key", key, "err", err)
+		w.Queue.Forget(key)
+	case w.MaxRetries > 0 && w.Queue.NumRequeues(key) >= w.MaxRetries:
+		utilruntime.HandleErrorWithContext(ctx, err, "Dropping key out of the queue", "controller", w.Name, "key", key)
+		w.Queue.Forget(key)
+	default:
+		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing", "controller", w.Name, "key", key)
+		w.Queue.AddRateLimited(key)
+	}
+}
