@@ -12,18 +12,27 @@ OUT=${OUT:-$root/_output/bin}
 mkdir -p "$OUT"
 export GOFLAGS=-mod=mod CGO_ENABLED=0
 
-# build DIR PKG NAME: build PKG inside module DIR as $OUT/NAME unless current.
+# Kubernetes binaries report the version they were built from, as a release
+# build does (user agents, /version, kubernetes_build_info).
+KUBE_VERSION=$(sed -n 's#^require k8s.io/kubernetes \(v[0-9.]*\)$#\1#p' "$here/k8s/go.mod")
+VPKG=k8s.io/component-base/version
+KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+KUBE_LDFLAGS="-X $VPKG.gitVersion=$KUBE_VERSION -X $VPKG.gitMajor=1 -X $VPKG.gitMinor=$KUBE_MINOR -X $VPKG.gitTreeState=clean"
+
+# build DIR PKG NAME [LDFLAGS]: build PKG inside module DIR as $OUT/NAME
+# unless current.
 build() {
-	local dir=$1 pkg=$2 name=$3
-	# The stamp is the module's go.sum hash: any version change rebuilds.
+	local dir=$1 pkg=$2 name=$3 ldflags=${4:-}
+	# The stamp hashes the module's go.mod, go.sum and the link flags: any
+	# version change rebuilds.
 	local want
-	want=$(cat "$here/$dir/go.mod" "$here/$dir/go.sum" | sha256sum | cut -c1-16)
+	want=$( (cat "$here/$dir/go.mod" "$here/$dir/go.sum"; echo "$ldflags") | sha256sum | cut -c1-16)
 	if [[ -x "$OUT/$name" && "$(cat "$OUT/$name.stamp" 2>/dev/null)" == "$want" ]]; then
 		echo "hack/tools: $name is current"
 		return
 	fi
 	echo "hack/tools: building $name ($pkg)"
-	(cd "$here/$dir" && go build -trimpath -o "$OUT/$name.tmp" "$pkg")
+	(cd "$here/$dir" && go build -trimpath -ldflags "$ldflags" -o "$OUT/$name.tmp" "$pkg")
 	mv "$OUT/$name.tmp" "$OUT/$name"
 	echo "$want" >"$OUT/$name.stamp"
 }
@@ -33,8 +42,8 @@ want=("$@")
 for b in "${want[@]}"; do
 	case $b in
 	etcd) build etcd . etcd ;;
-	kube-apiserver | kube-scheduler) build k8s "k8s.io/kubernetes/cmd/$b" "$b" ;;
-	kube-controller-manager) build k8s k8s.io/kubernetes/cmd/kube-controller-manager upstream-kube-controller-manager ;;
+	kube-apiserver | kube-scheduler) build k8s "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
+	kube-controller-manager) build k8s k8s.io/kubernetes/cmd/kube-controller-manager upstream-kube-controller-manager "$KUBE_LDFLAGS" ;;
 	kwok) build kwok sigs.k8s.io/kwok/cmd/kwok kwok ;;
 	*) echo "hack/tools: unknown binary $b" >&2; exit 2 ;;
 	esac
@@ -44,6 +53,6 @@ done
 kwokdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$OUT/kwok-stages"
 for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-	pod/general/pod-ready.yaml pod/general/pod-complete.yaml pod/general/pod-delete.yaml; do
+	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
 	install -m 0644 "$kwokdir/kustomize/stage/$f" "$OUT/kwok-stages/$(basename "$f")"
 done

@@ -55,7 +55,6 @@ type KubeCloudSharedConfiguration struct {
 	UseServiceAccountCredentials bool
 	AllowUntaggedCloud           bool
 	RouteReconciliationPeriod    metav1.Duration
-	NodeMonitorPeriod            metav1.Duration
 	ClusterName                  string
 	ClusterCIDR                  string
 	AllocateNodeCIDRs            bool

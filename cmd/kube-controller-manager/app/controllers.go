@@ -1,0 +1,86 @@
+package app
+
+import (
+	"k8s.io/component-base/featuregate"
+
+	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
+	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
+	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
+	"github.com/kcm-dev/kcm/pkg/features"
+)
+
+// NewRegistry returns all 49 upstream controllers with their aliases,
+// default state and feature gates. A nil constructor marks a controller kcm
+// does not implement yet: it is accepted by --controllers and logged at
+// startup, and the README's compatibility table lists it.
+func NewRegistry() controllermanager.Registry {
+	aliases := map[string][]string{}
+	for alias, name := range names.Aliases() {
+		aliases[name] = append(aliases[name], alias)
+	}
+	r := controllermanager.Registry{}
+	add := func(name string, ctor controllermanager.Constructor, opts ...func(*controllermanager.Descriptor)) {
+		d := &controllermanager.Descriptor{Name: name, Aliases: aliases[name], New: ctor}
+		for _, o := range opts {
+			o(d)
+		}
+		r[name] = d
+	}
+	off := func(d *controllermanager.Descriptor) { d.DisabledByDefault = true }
+	special := func(d *controllermanager.Descriptor) { d.SpecialHandling = true }
+	gates := func(g ...featuregate.Feature) func(*controllermanager.Descriptor) {
+		return func(d *controllermanager.Descriptor) { d.RequiredFeatureGates = g }
+	}
+
+	add(names.BootstrapSigner, nil, off)
+	add(names.CertificateSigningRequestApproving, nil)
+	add(names.CertificateSigningRequestCleaner, nil)
+	add(names.CertificateSigningRequestSigning, nil)
+	add(names.ClusterRoleAggregation, nil)
+	add(names.CronJob, nil)
+	add(names.DaemonSet, nil)
+	add(names.Deployment, nil)
+	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
+	add(names.Disruption, nil)
+	add(names.Endpoints, nil)
+	add(names.EndpointSlice, nil)
+	add(names.EndpointSliceMirroring, nil)
+	add(names.EphemeralVolume, nil)
+	add(names.GarbageCollector, nil)
+	add(names.HorizontalPodAutoscaler, nil)
+	add(names.Job, nil)
+	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))
+	add(names.LegacyServiceAccountTokenCleaner, nil)
+	add(names.Namespace, nil)
+	add(names.NodeIpam, nil)
+	add(names.NodeLifecycle, nil)
+	add(names.PersistentVolumeAttachDetach, nil)
+	add(names.PersistentVolumeBinder, nil)
+	add(names.PersistentVolumeExpander, nil)
+	add(names.PersistentVolumeProtection, nil)
+	add(names.PersistentVolumeClaimProtection, nil)
+	add(names.PodGarbageCollector, nil)
+	add(names.PodCertificateRequestCleaner, nil, gates(features.PodCertificateRequest))
+	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
+	add(names.ReplicaSet, nil)
+	add(names.ReplicationController, nil)
+	add(names.ResourceClaim, nil, gates(features.DynamicResourceAllocation))
+	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
+	add(names.ResourceQuota, nil)
+	add(names.RootCACertificatePublisher, rootcacertpublisher.New)
+	add(names.SELinuxWarning, nil, off, gates(features.SELinuxChangePolicy))
+	add(names.ServiceCIDR, nil, gates(features.MultiCIDRServiceAllocator))
+	add(names.ServiceAccount, serviceaccount.New)
+	add(names.ServiceAccountToken, nil, special)
+	add(names.StatefulSet, nil)
+	add(names.StorageVersionMigrator, nil)
+	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
+	add(names.TaintEviction, nil, gates(features.SeparateTaintEvictionController))
+	add(names.TokenCleaner, nil, off)
+	add(names.TTLAfterFinished, nil)
+	add(names.TTL, nil)
+	add(names.ValidatingAdmissionPolicyStatus, nil)
+	add(names.VolumeAttributesClassProtection, nil, gates(features.VolumeAttributesClass))
+	return r
+}

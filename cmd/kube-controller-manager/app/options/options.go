@@ -1,0 +1,187 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
+	cliflag "k8s.io/component-base/cli/flag"
+	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/metrics"
+	cmoptions "k8s.io/controller-manager/options"
+
+	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
+)
+
+// DefaultSecurePort is upstream's kube-controller-manager HTTPS port.
+const DefaultSecurePort = 10257
+
+// Options is everything the command line sets.
+type Options struct {
+	Component config.ComponentConfig
+	// Generic binds the generic section (leader election, --controllers,
+	// client connection, debugging) with k8s.io/controller-manager's code,
+	// which upstream uses too.
+	Generic *cmoptions.GenericControllerManagerConfigurationOptions
+
+	SecureServing  *apiserveroptions.SecureServingOptions
+	Authentication *apiserveroptions.DelegatingAuthenticationOptions
+	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+	Metrics        *metrics.Options
+	Logs           *logsapi.LoggingConfiguration
+	Globals        basecompatibility.ComponentGlobalsRegistry
+
+	Master                    string
+	ControllerShutdownTimeout time.Duration
+
+	registry controllermanager.Registry
+}
+
+// New returns options holding upstream's defaults. globals carries the
+// feature gate and emulated version (see pkg/features).
+func New(registry controllermanager.Registry, globals basecompatibility.ComponentGlobalsRegistry) *Options {
+	o := &Options{
+		Component:                 DefaultComponentConfig(),
+		SecureServing:             apiserveroptions.NewSecureServingOptions(),
+		Authentication:            apiserveroptions.NewDelegatingAuthenticationOptions(),
+		Authorization:             apiserveroptions.NewDelegatingAuthorizationOptions(),
+		Metrics:                   metrics.NewOptions(),
+		Logs:                      logs.NewOptions(),
+		Globals:                   globals,
+		ControllerShutdownTimeout: 10 * time.Second,
+		registry:                  registry,
+	}
+	o.Generic = cmoptions.NewGenericControllerManagerConfigurationOptions(&o.Component.Generic)
+	o.Authentication.RemoteKubeConfigFileOptional = true
+	o.Authorization.RemoteKubeConfigFileOptional = true
+	o.SecureServing.ServerCert.CertDirectory = ""
+	o.SecureServing.ServerCert.PairName = "kube-controller-manager"
+	o.SecureServing.BindPort = DefaultSecurePort
+	return o
+}
+
+// Flags returns the named flag sets in upstream's order, which is the order
+// of the sections in --help.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	fss := cliflag.NamedFlagSets{}
+	r := o.registry
+	o.Generic.AddFlags(&fss, r.Names(), r.DisabledByDefault(), r.Aliases())
+	addKubeCloudSharedFlags(fss.FlagSet("generic"), &o.Component)
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	for _, g := range controllerFlagGroups() {
+		g.add(fss.FlagSet(g.section), &o.Component)
+	}
+	o.Metrics.AddFlags(fss.FlagSet("metrics"))
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
+
+	misc := fss.FlagSet("misc")
+	misc.StringVar(&o.Master, "master", o.Master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")
+	misc.StringVar(&o.Component.Generic.ClientConnection.Kubeconfig, "kubeconfig", o.Component.Generic.ClientConnection.Kubeconfig, "Path to kubeconfig file with authorization and master location information (the master location can be overridden by the master flag).")
+
+	fss.FlagSet("generic").DurationVar(&o.ControllerShutdownTimeout, "controller-shutdown-timeout", o.ControllerShutdownTimeout, "Time to wait for the controllers to shut down before terminating the executable")
+	o.Globals.AddFlags(fss.FlagSet("generic"))
+	return fss
+}
+
+// Validate checks every option and returns all problems, one per line.
+func (o *Options) Validate() error {
+	var errs []error
+	r := o.registry
+	if err := o.Globals.SetFallback(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, o.Globals.Validate()...)
+	errs = append(errs, o.Generic.Validate(r.Names(), r.DisabledByDefault(), r.Aliases())...)
+	errs = append(errs, o.validateGeneric()...)
+	for _, g := range controllerFlagGroups() {
+		if g.validate != nil {
+			errs = append(errs, g.validate(&o.Component)...)
+		}
+	}
+	errs = append(errs, validateNetwork(&o.Component)...)
+	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
+	errs = append(errs, o.validateServingFiles()...)
+	return utilerrors.NewAggregate(errs)
+}
+
+// validateGeneric adds the checks upstream leaves to runtime (a fatal log
+// from client-go's leader elector, a rate limiter that never fires).
+func (o *Options) validateGeneric() []error {
+	var errs []error
+	g := o.Component.Generic
+	cc := g.ClientConnection
+	if cc.QPS < 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps=%v: must not be negative", cc.QPS))
+	}
+	if cc.Burst < 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst=%d: must not be negative", cc.Burst))
+	}
+	if g.MinResyncPeriod.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("--min-resync-period=%s: must be greater than zero", g.MinResyncPeriod.Duration))
+	}
+	if o.ControllerShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout=%s: must not be negative", o.ControllerShutdownTimeout))
+	}
+	if le := g.LeaderElection; le.LeaderElect {
+		switch {
+		case le.LeaseDuration.Duration <= le.RenewDeadline.Duration:
+			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration=%s must be greater than --leader-elect-renew-deadline=%s", le.LeaseDuration.Duration, le.RenewDeadline.Duration))
+		case le.RenewDeadline.Duration <= time.Duration(1.2*float64(le.RetryPeriod.Duration)):
+			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%s must be greater than 1.2 x --leader-elect-retry-period=%s", le.RenewDeadline.Duration, le.RetryPeriod.Duration))
+		}
+		if le.RetryPeriod.Duration <= 0 {
+			errs = append(errs, fmt.Errorf("--leader-elect-retry-period=%s: must be greater than zero", le.RetryPeriod.Duration))
+		}
+		if le.ResourceName == "" || le.ResourceNamespace == "" {
+			errs = append(errs, errors.New("--leader-elect-resource-name and --leader-elect-resource-namespace must not be empty"))
+		}
+	}
+	if p := o.Component.KubeCloudShared.CloudProviderName; p != "" && p != "external" {
+		errs = append(errs, fmt.Errorf("--cloud-provider=%s: built-in cloud providers are disabled; set --cloud-provider=external and run an external cloud controller manager", p))
+	}
+	return errs
+}
+
+func (o *Options) validateServingFiles() []error {
+	var errs []error
+	if err := checkCertFile("client-ca-file", o.Authentication.ClientCert.ClientCA); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkCertFile("requestheader-client-ca-file", o.Authentication.RequestHeader.ClientCAFile); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkCertFile("tls-cert-file", o.SecureServing.ServerCert.CertKey.CertFile); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkKeyFile("tls-private-key-file", o.SecureServing.ServerCert.CertKey.KeyFile); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// ErrorLines formats a validation error as one line per problem.
+func ErrorLines(err error) string {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		lines := make([]string, 0, len(agg.Errors()))
+		for _, e := range agg.Errors() {
+			lines = append(lines, e.Error())
+		}
+		return strings.Join(lines, "\n")
+	}
+	return err.Error()
+}
+
+// Registry returns the controller registry the options were built with.
+func (o *Options) Registry() controllermanager.Registry { return o.registry }

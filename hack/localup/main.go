@@ -1,0 +1,143 @@
+// Command localup is what `make run` runs: a local control plane (etcd,
+// kube-apiserver, kube-scheduler, kwok with fake nodes) driven by this
+// repository's kube-controller-manager, or upstream's with --upstream. It
+// prints how to point kubectl at it and runs until Ctrl-C or SIGTERM, then
+// stops every process it started.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/cluster"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		root = "." // flags with explicit paths still work
+	}
+	var (
+		workDir  = flag.String("work-dir", filepath.Join(root, "_output", "local"), "directory for PKI, kubeconfigs, etcd data, logs and the audit log")
+		binDir   = flag.String("bin-dir", filepath.Join(root, "_output", "bin"), "directory of etcd, kube-apiserver, kube-scheduler, kwok and kwok-stages")
+		kcm      = flag.String("kcm", filepath.Join(root, "_output", "bin", cluster.OurControllerManager), "kube-controller-manager binary to run")
+		upstream = flag.Bool("upstream", false, "run upstream's kube-controller-manager (<bin-dir>/"+cluster.UpstreamControllerManager+") instead of --kcm")
+		nodes    = flag.Int("nodes", 3, "number of fake kwok nodes to create")
+		timeout  = flag.Duration("start-timeout", 3*time.Minute, "how long each component may take to become ready")
+		kcmArgs  stringList
+	)
+	flag.Var(&kcmArgs, "kcm-arg", "extra kube-controller-manager argument, e.g. --kcm-arg=--v=4 (repeatable)")
+	flag.Parse()
+
+	bin := *kcm
+	if *upstream {
+		bin = filepath.Join(*binDir, cluster.UpstreamControllerManager)
+	}
+	if !strings.ContainsRune(bin, filepath.Separator) {
+		bin = "." + string(filepath.Separator) + bin // a path, not a name in bin-dir
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	c, err := cluster.Start(ctx, cluster.Options{
+		WorkDir:           *workDir,
+		BinDir:            *binDir,
+		ControllerManager: cluster.ControllerManagerOptions{Binary: bin, ExtraArgs: kcmArgs},
+		StartTimeout:      *timeout,
+		Logf:              log.Printf,
+	})
+	if err != nil {
+		return err
+	}
+	err = serve(ctx, c, *nodes)
+	if stopErr := c.Stop(); stopErr != nil {
+		err = errors.Join(err, stopErr)
+	}
+	if err == nil {
+		log.Printf("stopped; files remain in %s", c.WorkDir)
+	}
+	return err
+}
+
+// serve creates the nodes, prints how to use the cluster and waits for a
+// signal, reporting any component that exits meanwhile.
+func serve(ctx context.Context, c *cluster.Cluster, nodes int) error {
+	if nodes > 0 {
+		names, err := c.CreateNodes(ctx, cluster.DefaultNodePrefix, nodes)
+		if err != nil {
+			return err
+		}
+		log.Printf("created %d kwok nodes; waiting for them to become Ready", len(names))
+		if err := c.WaitForNodesReady(ctx, names...); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted
+			}
+			log.Printf("warning: %v (see %s)", err, c.LogPath(cluster.ControllerManager))
+		}
+	}
+
+	fmt.Printf(`
+Local cluster is up (controller manager: %s).
+
+  export KUBECONFIG=%s
+  kubectl get nodes
+
+  logs:       %s/<component>.log
+  audit log:  %s
+  kcm health: https://127.0.0.1:%d/healthz
+  pids:       %s
+
+Ctrl-C stops everything.
+`, c.Options().ControllerManager.Binary, c.AdminKubeconfig, c.LogDir, c.AuditLogPath, c.Ports.ControllerManager, formatPIDs(c.PIDs()))
+
+	running := c.PIDs()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			log.Printf("signal received, stopping")
+			return nil
+		case <-tick.C:
+			now := c.PIDs()
+			for comp, pid := range running {
+				if now[comp] == 0 {
+					log.Printf("%s (pid %d) exited; see %s", comp, pid, c.LogPath(comp))
+				}
+			}
+			running = now
+		}
+	}
+}
+
+func formatPIDs(pids map[cluster.Component]int) string {
+	parts := make([]string, 0, len(pids))
+	for comp, pid := range pids {
+		parts = append(parts, fmt.Sprintf("%s=%d", comp, pid))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,102 @@
+package kcm
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// holder returns the Lease's holder identity, "" when there is none.
+func holder(ctx context.Context, t *testing.T, name string) (string, error) {
+	lease, err := adminClient(t).CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return "", err
+	}
+	return *lease.Spec.HolderIdentity, nil
+}
+
+func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
+	const lease = "kcm-failover"
+	args := []string{
+		"--leader-elect-resource-name=" + lease,
+		// Upstream's defaults: a successor that waited for expiry would
+		// need 15s; a released lease is taken within the 2s retry period.
+		"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s",
+		"--controllers=serviceaccount,root-ca-cert-publisher",
+	}
+	a, b := start(t, args...), start(t, args...)
+	procs := []*process{a, b}
+
+	var first string
+	eventually(t, 30*time.Second, "a leader", func(ctx context.Context) (bool, error) {
+		h, err := holder(ctx, t, lease)
+		first = h
+		return h != "", err
+	})
+	leader, standby := identify(t, procs, first)
+
+	// Both answer /healthz, the standby too.
+	for _, p := range procs {
+		eventually(t, 20*time.Second, "/healthz on both", func(context.Context) (bool, error) {
+			code, _, err := get(fmt.Sprintf("https://127.0.0.1:%d/healthz", p.port), "")
+			return code == http.StatusOK, err
+		})
+	}
+	// Only the leader runs controllers.
+	if strings.Contains(standby.Log(), "Controller starting") {
+		t.Fatalf("the standby started controllers")
+	}
+
+	stopped := time.Now()
+	if !leader.stop(syscall.SIGTERM, 20*time.Second) {
+		t.Fatal("the leader did not exit within 20s of SIGTERM")
+	}
+	if leader.cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("the leader exited with %d after SIGTERM, want 0", leader.cmd.ProcessState.ExitCode())
+	}
+	eventually(t, 12*time.Second, "the standby to take over", func(ctx context.Context) (bool, error) {
+		h, err := holder(ctx, t, lease)
+		return h != "" && h != first, err
+	})
+	if took := time.Since(stopped); took >= 15*time.Second {
+		t.Errorf("takeover took %s, not less than the lease duration", took)
+	}
+	identify(t, []*process{standby}, mustHolder(t, lease))
+	// The new leader's controllers work.
+	ns := createNamespace(t)
+	waitDefaultServiceAccount(t, ns, 10*time.Second)
+}
+
+func mustHolder(t *testing.T, lease string) string {
+	h, err := holder(context.Background(), t, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// identify finds which process logged the identity it campaigns with.
+func identify(t *testing.T, procs []*process, identity string) (leader, other *process) {
+	t.Helper()
+	for _, p := range procs {
+		if strings.Contains(p.Log(), identity) {
+			leader = p
+		} else {
+			other = p
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no process logged identity %q", identity)
+	}
+	return leader, other
+}

@@ -1,0 +1,122 @@
+package kcm
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func get(url, token string) (int, string, error) {
+	client := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // self-signed serving cert
+	}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), nil
+}
+
+// metricsReaderToken returns a token of a ServiceAccount allowed to GET
+// /metrics by RBAC, as a Prometheus scraper would have.
+func metricsReaderToken(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	c := adminClient(t)
+	name := "metrics-reader"
+	if _, err := c.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.CoreV1().ServiceAccounts("default").CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+func TestServingAuthMatrix(t *testing.T) {
+	p := start(t, "--leader-elect-resource-name=serving")
+	base := fmt.Sprintf("https://127.0.0.1:%d", p.port)
+
+	eventually(t, 30*time.Second, "anonymous /healthz 200", func(context.Context) (bool, error) {
+		code, _, err := get(base+"/healthz", "")
+		return code == http.StatusOK, err
+	})
+	for _, path := range []string{"/livez", "/readyz", "/healthz/ping"} {
+		if code, body, err := get(base+path, ""); err != nil || code != http.StatusOK {
+			t.Errorf("anonymous %s = %d %q (%v), want 200", path, code, body, err)
+		}
+	}
+	if code, body, err := get(base+"/metrics", ""); err != nil || code != http.StatusForbidden {
+		t.Errorf("anonymous /metrics = %d %q (%v), want 403", code, body, err)
+	}
+	if code, _, err := get(base+"/metrics", "not-a-valid-token"); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("/metrics with a bad token = %d (%v), want 401", code, err)
+	}
+
+	token := metricsReaderToken(t)
+	var metrics string
+	eventually(t, 30*time.Second, "authorized /metrics 200", func(context.Context) (bool, error) {
+		code, body, err := get(base+"/metrics", token)
+		metrics = body
+		return code == http.StatusOK, err
+	})
+	for _, m := range []string{"rest_client_requests_total", "leader_election_master_status", "kubernetes_build_info"} {
+		if !strings.Contains(metrics, m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	// The same token is not allowed /configz: authorization is per path.
+	if code, _, err := get(base+"/configz", token); err != nil || code != http.StatusForbidden {
+		t.Errorf("/configz with the metrics token = %d (%v), want 403", code, err)
+	}
+}
+
+func TestConfigzShowsFlags(t *testing.T) {
+	p := start(t, "--leader-elect=false", "--controllers=serviceaccount", "--concurrent-deployment-syncs=7", "--authorization-always-allow-paths=/healthz,/configz")
+	base := fmt.Sprintf("https://127.0.0.1:%d", p.port)
+	var body string
+	eventually(t, 30*time.Second, "/configz 200", func(context.Context) (bool, error) {
+		code, b, err := get(base+"/configz", "")
+		body = b
+		return code == http.StatusOK, err
+	})
+	for _, want := range []string{`"kubecontrollermanager.config.k8s.io"`, `"ConcurrentDeploymentSyncs":7`, `"kind":"KubeControllerManagerConfiguration"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/configz lacks %s:\n%s", want, body)
+		}
+	}
+}
