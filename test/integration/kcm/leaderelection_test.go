@@ -45,6 +45,22 @@ func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
 	})
 	leader, standby := identify(t, procs, first)
 
+	// The election is recorded as an Event on the Lease, under upstream's
+	// component name.
+	eventually(t, 10*time.Second, "a LeaderElection Event", func(ctx context.Context) (bool, error) {
+		events, err := adminClient(t).CoreV1().Events("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "Lease" && e.InvolvedObject.Name == lease && e.Reason == "LeaderElection" &&
+				e.Source.Component == "kube-controller-manager" && strings.Contains(e.Message, first+" became leader") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
 	// Both answer /healthz, the standby too.
 	for _, p := range procs {
 		eventually(t, 20*time.Second, "/healthz on both", func(context.Context) (bool, error) {
@@ -85,11 +101,11 @@ func mustHolder(t *testing.T, lease string) string {
 	return h
 }
 
-// identify finds which process logged the identity it campaigns with.
+// identify finds which process campaigns with identity.
 func identify(t *testing.T, procs []*process, identity string) (leader, other *process) {
 	t.Helper()
 	for _, p := range procs {
-		if strings.Contains(p.Log(), identity) {
+		if campaignsAs(p.Log(), identity) {
 			leader = p
 		} else {
 			other = p
@@ -99,4 +115,13 @@ func identify(t *testing.T, procs []*process, identity string) (leader, other *p
 		t.Fatalf("no process logged identity %q", identity)
 	}
 	return leader, other
+}
+
+func campaignsAs(log, identity string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "Campaigning for leadership") && strings.Contains(line, identity) {
+			return true
+		}
+	}
+	return false
 }

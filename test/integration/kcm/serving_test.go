@@ -75,10 +75,14 @@ func TestServingAuthMatrix(t *testing.T) {
 		code, _, err := get(base+"/healthz", "")
 		return code == http.StatusOK, err
 	})
-	for _, path := range []string{"/livez", "/readyz", "/healthz/ping"} {
+	for _, path := range []string{"/livez", "/readyz"} {
 		if code, body, err := get(base+path, ""); err != nil || code != http.StatusOK {
 			t.Errorf("anonymous %s = %d %q (%v), want 200", path, code, body, err)
 		}
+	}
+	// Per-check paths are not in the default always-allow list.
+	if code, _, err := get(base+"/healthz/leaderElection", ""); err != nil || code != http.StatusForbidden {
+		t.Errorf("anonymous /healthz/leaderElection = %d (%v), want 403", code, err)
 	}
 	if code, body, err := get(base+"/metrics", ""); err != nil || code != http.StatusForbidden {
 		t.Errorf("anonymous /metrics = %d %q (%v), want 403", code, body, err)
@@ -106,7 +110,7 @@ func TestServingAuthMatrix(t *testing.T) {
 }
 
 func TestConfigzShowsFlags(t *testing.T) {
-	p := start(t, "--leader-elect=false", "--controllers=serviceaccount", "--concurrent-deployment-syncs=7", "--authorization-always-allow-paths=/healthz,/configz")
+	p := start(t, "--leader-elect=false", "--controllers=serviceaccount", "--concurrent-deployment-syncs=7", "--authorization-always-allow-paths=/healthz,/healthz/*,/configz")
 	base := fmt.Sprintf("https://127.0.0.1:%d", p.port)
 	var body string
 	eventually(t, 30*time.Second, "/configz 200", func(context.Context) (bool, error) {
@@ -114,6 +118,14 @@ func TestConfigzShowsFlags(t *testing.T) {
 		body = b
 		return code == http.StatusOK, err
 	})
+	// One health check per running controller.
+	eventually(t, 30*time.Second, "/healthz/serviceaccount-controller 200", func(context.Context) (bool, error) {
+		code, _, err := get(base+"/healthz/serviceaccount-controller", "")
+		return code == http.StatusOK, err
+	})
+	if code, _, err := get(base+"/healthz/root-ca-certificate-publisher-controller", ""); err != nil || code != http.StatusNotFound {
+		t.Errorf("/healthz/ of a controller not enabled = %d (%v), want 404", code, err)
+	}
 	for _, want := range []string{`"kubecontrollermanager.config.k8s.io"`, `"ConcurrentDeploymentSyncs":7`, `"kind":"KubeControllerManagerConfiguration"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/configz lacks %s:\n%s", want, body)
