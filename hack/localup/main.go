@@ -85,20 +85,13 @@ func run() error {
 // serve creates the nodes, prints how to use the cluster and waits for a
 // signal, reporting any component that exits meanwhile.
 func serve(ctx context.Context, c *cluster.Cluster, nodes int) error {
+	var names []string
 	if nodes > 0 {
-		names, err := c.CreateNodes(ctx, cluster.DefaultNodePrefix, nodes)
-		if err != nil {
+		var err error
+		if names, err = c.CreateNodes(ctx, cluster.DefaultNodePrefix, nodes); err != nil {
 			return err
 		}
-		log.Printf("created %d kwok nodes; waiting for them to become Ready", len(names))
-		if err := c.WaitForNodesReady(ctx, names...); err != nil {
-			if ctx.Err() != nil {
-				return nil // interrupted
-			}
-			log.Printf("warning: %v (see %s)", err, c.LogPath(cluster.ControllerManager))
-		}
 	}
-
 	fmt.Printf(`
 Local cluster is up (controller manager: %s).
 
@@ -112,6 +105,21 @@ Local cluster is up (controller manager: %s).
 
 Ctrl-C stops everything.
 `, c.Options().ControllerManager.Binary, c.AdminKubeconfig, c.LogDir, c.AuditLogPath, c.Ports.ControllerManager, formatPIDs(c.PIDs()))
+
+	if len(names) > 0 {
+		// Nodes lose the not-ready taint only through node-lifecycle-controller.
+		go func() {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := c.WaitForNodesReady(wctx, names...); err != nil {
+				if ctx.Err() == nil {
+					log.Printf("warning: %d kwok nodes are not schedulable yet: %v", len(names), err)
+				}
+				return
+			}
+			log.Printf("%d kwok nodes are Ready and schedulable", len(names))
+		}()
+	}
 
 	running := c.PIDs()
 	tick := time.NewTicker(time.Second)
