@@ -125,3 +125,50 @@ func campaignsAs(log, identity string) bool {
 	}
 	return false
 }
+
+// TestLosingTheLeaseStopsTheProcess: when another identity takes the Lease
+// (here written by hand, as a partitioned leader would see it), the
+// controllers may no longer act, so the process exits non-zero, as
+// upstream's does.
+func TestLosingTheLeaseStopsTheProcess(t *testing.T) {
+	const lease = "kcm-lost"
+	p := start(t, "--leader-elect-resource-name="+lease,
+		"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
+		"--controllers=serviceaccount")
+	ctx := context.Background()
+	eventually(t, 30*time.Second, "leadership", func(ctx context.Context) (bool, error) {
+		h, err := holder(ctx, t, lease)
+		return h != "" && campaignsAs(p.Log(), h), err
+	})
+	// Take the lease over for a long time.
+	eventually(t, 10*time.Second, "the lease taken over", func(ctx context.Context) (bool, error) {
+		l, err := adminClient(t).CoordinationV1().Leases("kube-system").Get(ctx, lease, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		other, duration := "someone-else", int32(3600)
+		now := metav1.NowMicro()
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &other, &duration
+		l.Spec.AcquireTime, l.Spec.RenewTime = &now, &now
+		_, err = adminClient(t).CoordinationV1().Leases("kube-system").Update(ctx, l, metav1.UpdateOptions{})
+		return err == nil, ignoreConflict(err)
+	})
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the process still runs 20s after losing its lease")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit code %d after losing the lease, want 1", code)
+	}
+	if h, _ := holder(ctx, t, lease); h != "someone-else" {
+		t.Errorf("the lease holder is %q; the old leader must not take it back", h)
+	}
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

@@ -92,17 +92,20 @@ func TestServingAuthMatrix(t *testing.T) {
 	}
 
 	token := metricsReaderToken(t)
-	var metrics string
-	eventually(t, 30*time.Second, "authorized /metrics 200", func(context.Context) (bool, error) {
+	wantMetrics := []string{"rest_client_requests_total", "leader_election_master_status", "kubernetes_build_info",
+		`workqueue_adds_total{name="serviceaccount"}`}
+	eventually(t, 30*time.Second, "authorized /metrics 200 with upstream's metric names", func(context.Context) (bool, error) {
 		code, body, err := get(base+"/metrics", token)
-		metrics = body
-		return code == http.StatusOK, err
-	})
-	for _, m := range []string{"rest_client_requests_total", "leader_election_master_status", "kubernetes_build_info"} {
-		if !strings.Contains(metrics, m) {
-			t.Errorf("/metrics lacks %s", m)
+		if code != http.StatusOK {
+			return false, err
 		}
-	}
+		for _, m := range wantMetrics {
+			if !strings.Contains(body, m) {
+				return false, fmt.Errorf("/metrics lacks %s", m)
+			}
+		}
+		return true, nil
+	})
 	// The same token is not allowed /configz: authorization is per path.
 	if code, _, err := get(base+"/configz", token); err != nil || code != http.StatusForbidden {
 		t.Errorf("/configz with the metrics token = %d (%v), want 403", code, err)
