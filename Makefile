@@ -31,8 +31,11 @@ build:
 tools:
 	hack/tools/build.sh
 
+# Built rather than `go run`, so Ctrl-C reaches localup directly and make
+# does not report the interrupt as a failure.
 run: build tools
-	go run ./hack/localup --kcm $(BIN)/kube-controller-manager
+	go build -o $(BIN)/localup ./hack/localup
+	$(BIN)/localup --kcm $(BIN)/kube-controller-manager
 
 test: build tools
 	go test $(GO_TEST_FLAGS) ./...
