@@ -9,6 +9,7 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
@@ -59,10 +60,18 @@ type Workers struct {
 	Queue      workqueue.TypedRateLimitingInterface[string]
 	Sync       SyncFunc
 	MaxRetries int
+	// WaitFor are the informer handlers whose caches must have synced
+	// before the first key is processed.
+	WaitFor []cache.InformerSynced
 }
 
-// Run starts n workers and blocks until ctx is done and all workers exited.
+// Run waits for the caches, starts n workers and blocks until ctx is done
+// and all workers exited. The queue is shut down on return.
 func (w *Workers) Run(ctx context.Context, n int) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, w.WaitFor...) {
+		w.Queue.ShutDown()
+		return
+	}
 	if n < 1 {
 		n = 1
 	}

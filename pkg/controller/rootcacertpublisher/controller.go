@@ -113,11 +113,7 @@ func (c *Controller) Run(ctx context.Context) {
 	logger.Info("Starting root CA cert publisher controller")
 	defer logger.Info("Shutting down root CA cert publisher controller")
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		c.queue.ShutDown()
-		return
-	}
-	w := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.syncNamespace}
+	w := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.syncNamespace, WaitFor: c.synced}
 	w.Run(ctx, workers)
 }
 

@@ -100,11 +100,7 @@ func (c *Controller) Run(ctx context.Context) {
 	logger.Info("Starting service account controller")
 	defer logger.Info("Shutting down service account controller")
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		c.queue.ShutDown()
-		return
-	}
-	w := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.syncNamespace}
+	w := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.syncNamespace, WaitFor: c.synced}
 	w.Run(ctx, workers)
 }
 
