@@ -1,0 +1,155 @@
+package tainteviction
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+func verbs(actions []clienttesting.Action) []string {
+	var out []string
+	for _, a := range actions {
+		v := a.GetVerb()
+		if a.GetSubresource() != "" {
+			v += "/" + a.GetSubresource()
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestRunEviction(t *testing.T) {
+	earlier := metav1.NewTime(t0.Add(-time1h))
+	marked := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: conditionReason,
+		Message: conditionMessage, LastTransitionTime: earlier}
+	tests := []struct {
+		name       string
+		conditions []v1.PodCondition
+		noPod      bool
+		failDelete bool
+		wantVerbs  []string
+	}{
+		{name: "adds the condition, then deletes",
+			conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}},
+			wantVerbs:  []string{"get", "patch/status", "delete"}},
+		{name: "condition already there",
+			conditions: []v1.PodCondition{marked},
+			wantVerbs:  []string{"get", "delete"}},
+		{name: "pod gone",
+			noPod: true, wantVerbs: []string{"get"}},
+		{name: "delete keeps failing",
+			conditions: []v1.PodCondition{marked}, failDelete: true,
+			wantVerbs: []string{"get", "delete", "get", "delete", "get", "delete", "get", "delete", "get", "delete"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestController(t)
+			if !tc.noPod {
+				p := pod(testNode)
+				p.Generation = 3
+				p.Status.Conditions = tc.conditions
+				if err := c.client.Tracker().Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.failDelete {
+				c.client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("boom")
+				})
+			}
+			// Watch the pod's last state before deletion through the patch.
+			var patched *v1.Pod
+			c.client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+				if obj, err := c.client.Tracker().Get(v1.SchemeGroupVersion.WithResource("pods"), testNS, testPod); err == nil {
+					patched = obj.(*v1.Pod)
+				}
+				return false, nil, nil
+			})
+			c.evictions.schedule(podKey, t0)
+			if err := c.runEviction(c.ctx, podKey); err != nil {
+				t.Fatalf("runEviction: %v", err)
+			}
+			if got := verbs(c.client.Actions()); fmt.Sprint(got) != fmt.Sprint(tc.wantVerbs) {
+				t.Errorf("actions = %v, want %v", got, tc.wantVerbs)
+			}
+			if _, ok := c.evictions.pending(podKey); ok {
+				t.Error("eviction still known after it ran")
+			}
+			wantEvents := []string{"Normal TaintManagerEviction Marking for deletion Pod " + podKey}
+			if got := c.events(); fmt.Sprint(got) != fmt.Sprint(wantEvents) {
+				t.Errorf("events = %q, want %q", got, wantEvents)
+			}
+			if tc.noPod {
+				return
+			}
+			if patched == nil {
+				t.Fatal("pod was not deleted")
+			}
+			var got *v1.PodCondition
+			for i := range patched.Status.Conditions {
+				if patched.Status.Conditions[i].Type == v1.DisruptionTarget {
+					got = &patched.Status.Conditions[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no DisruptionTarget condition before deletion: %v", patched.Status.Conditions)
+			}
+			if got.Status != v1.ConditionTrue || got.Reason != "DeletionByTaintManager" ||
+				got.Message != "Taint manager: deleting due to NoExecute taint" {
+				t.Errorf("condition = %+v", *got)
+			}
+			if len(patched.Status.Conditions) != 1+countOther(tc.conditions) {
+				t.Errorf("conditions = %v, want the DisruptionTarget one added to the others", patched.Status.Conditions)
+			}
+			if countOther(tc.conditions) > 0 && got.ObservedGeneration != 3 {
+				t.Errorf("observedGeneration = %d, want the pod's generation 3", got.ObservedGeneration)
+			}
+		})
+	}
+}
+
+func countOther(conds []v1.PodCondition) int {
+	n := 0
+	for _, c := range conds {
+		if c.Type != v1.DisruptionTarget {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRunEvictionNotDue(t *testing.T) {
+	c := newTestController(t)
+	c.evictions.schedule(podKey, t0.Add(time1h))
+	if err := c.runEviction(c.ctx, podKey); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.client.Actions()); n != 0 {
+		t.Errorf("%d API calls for an eviction not due", n)
+	}
+	if _, ok := c.evictions.pending(podKey); !ok {
+		t.Error("eviction not due was dropped")
+	}
+}
+
+func TestDisruptionTarget(t *testing.T) {
+	now := metav1.NewTime(t0)
+	earlier := metav1.NewTime(t0.Add(-time1h))
+	p := pod(testNode)
+	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&now) {
+		t.Errorf("new condition: changed=%v transition=%v", changed, c.LastTransitionTime)
+	}
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "Other", LastTransitionTime: earlier}}
+	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&earlier) {
+		t.Errorf("other reason: changed=%v transition=%v, want changed with the old transition time", changed, c.LastTransitionTime)
+	}
+	p.Status.Conditions[0].Status = v1.ConditionFalse
+	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&now) {
+		t.Errorf("status flip: changed=%v transition=%v, want a new transition time", changed, c.LastTransitionTime)
+	}
+}
