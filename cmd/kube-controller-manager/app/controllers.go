@@ -3,8 +3,11 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
+	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
+	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -53,8 +56,8 @@ func NewRegistry() controllermanager.Registry {
 	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, nil)
 	add(names.Namespace, nil)
-	add(names.NodeIpam, nil)
-	add(names.NodeLifecycle, nil)
+	add(names.NodeIpam, nodeipam.New)
+	add(names.NodeLifecycle, nodelifecycle.New)
 	add(names.PersistentVolumeAttachDetach, nil)
 	add(names.PersistentVolumeBinder, nil)
 	add(names.PersistentVolumeExpander, nil)
@@ -76,7 +79,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.StatefulSet, nil)
 	add(names.StorageVersionMigrator, nil)
 	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
-	add(names.TaintEviction, nil, gates(features.SeparateTaintEvictionController))
+	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
 	add(names.TokenCleaner, nil, off)
 	add(names.TTLAfterFinished, nil)
 	add(names.TTL, nil)

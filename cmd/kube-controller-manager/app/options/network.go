@@ -1,14 +1,13 @@
 package options
 
 import (
-	"fmt"
-	"net"
 	"strings"
 
 	"github.com/spf13/pflag"
-	netutils "k8s.io/utils/net"
 
+	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
 )
 
 // serviceCIDRFlag binds --service-cluster-ip-range, which upstream splits
@@ -62,62 +61,40 @@ func addKubeCloudSharedFlags(fs *pflag.FlagSet, c *config.ComponentConfig) {
 	_ = fs.MarkDeprecated("node-sync-period", "This flag is currently no-op and will be deleted.")
 }
 
-// parseCIDRList parses a comma-separated list of at most two CIDRs of
-// different IP families, as upstream accepts for dual-stack clusters.
-func parseCIDRList(flag, value string) ([]*net.IPNet, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
+// validateNetwork rejects at startup what node-ipam-controller would fail
+// on when it starts (upstream fails the whole process then), one line per
+// problem naming the flag and its value. The checks live in the nodeipam
+// package, which runs them again in its constructor. CIDRs that do not
+// parse and the allocator type are checked whatever runs; the rest only
+// when node-ipam-controller runs with --allocate-node-cidrs, as upstream.
+func validateNetwork(c *config.ComponentConfig) []error {
+	errs := nodeipam.CheckFlagSyntax(c)
+	if err := nodeipam.CheckAllocatorType(c.KubeCloudShared.CIDRAllocatorType); err != nil {
+		errs = append(errs, err)
 	}
-	parts := strings.Split(value, ",")
-	if len(parts) > 2 {
-		return nil, fmt.Errorf("--%s=%s: may contain at most two CIDRs (one per IP family)", flag, value)
+	if len(errs) > 0 || !c.KubeCloudShared.AllocateNodeCIDRs || !nodeIPAMEnabled(c.Generic.Controllers) {
+		return errs
 	}
-	cidrs, err := netutils.ParseCIDRs(parts)
-	if err != nil {
-		return nil, fmt.Errorf("--%s=%s: %w", flag, value, err)
-	}
-	if len(cidrs) == 2 {
-		dual, err := netutils.IsDualStackCIDRs(cidrs)
-		if err != nil || !dual {
-			return nil, fmt.Errorf("--%s=%s: two CIDRs must be one IPv4 and one IPv6", flag, value)
-		}
-	}
-	return cidrs, nil
+	_, errs = nodeipam.ParseConfig(c)
+	return errs
 }
 
-// validateNetwork checks the node IPAM inputs at startup instead of when
-// node-ipam-controller starts (where upstream fails with a fatal log).
-func validateNetwork(c *config.ComponentConfig) []error {
-	var errs []error
-	o := c.NodeIPAMController
-	if _, err := parseCIDRList("cluster-cidr", c.KubeCloudShared.ClusterCIDR); err != nil {
-		errs = append(errs, err)
-	}
-	svc := o.ServiceCIDR
-	if o.SecondaryServiceCIDR != "" {
-		svc += "," + o.SecondaryServiceCIDR
-	}
-	if _, err := parseCIDRList("service-cluster-ip-range", svc); err != nil {
-		errs = append(errs, err)
-	}
-	for _, m := range []struct {
-		flag string
-		v    int32
-		max  int32
-	}{
-		{"node-cidr-mask-size", o.NodeCIDRMaskSize, 128},
-		{"node-cidr-mask-size-ipv4", o.NodeCIDRMaskSizeIPv4, 32},
-		{"node-cidr-mask-size-ipv6", o.NodeCIDRMaskSizeIPv6, 128},
-	} {
-		if m.v < 0 || m.v > m.max {
-			errs = append(errs, fmt.Errorf("--%s=%d: must be between 0 and %d", m.flag, m.v, m.max))
+// nodeIPAMEnabled reports whether --controllers selects node-ipam-controller
+// (by name or alias), which is enabled by default: the first explicit
+// mention wins, then "*".
+func nodeIPAMEnabled(selection []string) bool {
+	aliases := names.Aliases()
+	is := func(s string) bool { return s == names.NodeIpam || aliases[s] == names.NodeIpam }
+	star := false
+	for _, s := range selection {
+		switch {
+		case is(s):
+			return true
+		case strings.HasPrefix(s, "-") && is(s[1:]):
+			return false
+		case s == "*":
+			star = true
 		}
 	}
-	if c.KubeCloudShared.AllocateNodeCIDRs && strings.TrimSpace(c.KubeCloudShared.ClusterCIDR) == "" {
-		errs = append(errs, fmt.Errorf("--allocate-node-cidrs=true requires --cluster-cidr"))
-	}
-	if t := c.KubeCloudShared.CIDRAllocatorType; t != "" && t != "RangeAllocator" {
-		errs = append(errs, fmt.Errorf("--cidr-allocator-type=%s: built-in cloud providers are disabled. The ipam %s is not available", t, t))
-	}
-	return errs
+	return star
 }

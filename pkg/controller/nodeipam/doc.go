@@ -1,0 +1,16 @@
+// Package nodeipam implements the node-ipam-controller with upstream's
+// RangeAllocator: with --allocate-node-cidrs, every Node gets spec.podCIDR
+// and spec.podCIDRs, one block per --cluster-cidr (one per IP family in a
+// dual-stack cluster), carved with the --node-cidr-mask-size* flags and
+// never overlapping --service-cluster-ip-range.
+//
+// The allocation state lives only in memory: a bitmap per cluster CIDR
+// (cidrset.go) and a record of what each Node holds (allocator.go). It is
+// rebuilt from the Nodes in the informer cache before the first allocation,
+// so a restart never hands a block out twice, and a block is released when
+// its Node is gone. Blocks are handed out in upstream's order, so a Node
+// gets the same podCIDR from kcm as from kube-controller-manager.
+//
+// validate.go holds the pure checks of the flags, shared with the
+// command's startup validation.
+package nodeipam
