@@ -5,6 +5,8 @@ import (
 
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
+	"github.com/kcm-dev/kcm/pkg/controller/replication"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
@@ -66,8 +68,8 @@ func NewRegistry() controllermanager.Registry {
 	add(names.PodGarbageCollector, nil)
 	add(names.PodCertificateRequestCleaner, nil, gates(features.PodCertificateRequest))
 	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
-	add(names.ReplicaSet, nil)
-	add(names.ReplicationController, nil)
+	add(names.ReplicaSet, replicaset.New)
+	add(names.ReplicationController, replication.New)
 	add(names.ResourceClaim, nil, gates(features.DynamicResourceAllocation))
 	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
 	add(names.ResourceQuota, nil)

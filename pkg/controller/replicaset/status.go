@@ -1,0 +1,155 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
+	"github.com/kcm-dev/kcm/internal/controller/podranking"
+)
+
+// calculateStatus returns rs's status for its claimed active and
+// terminating pods at now, and the outcome of manageReplicas: a failure
+// sets the ReplicaFailure condition (if not set yet), success removes it.
+// ObservedGeneration is left as it was.
+func (c *Controller) calculateStatus(rs *apps.ReplicaSet, activePods, terminatingPods []*v1.Pod, manageErr error, now time.Time) apps.ReplicaSetStatus {
+	status := rs.Status // Conditions is replaced, never modified in place
+	templateLabels := labels.Set(rs.Spec.Template.Labels).AsSelectorPreValidated()
+	var fullyLabeled, ready, available int32
+	for _, p := range activePods {
+		// Selected pods may lack some template labels.
+		if templateLabels.Matches(labels.Set(p.Labels)) {
+			fullyLabeled++
+		}
+		if podranking.IsReady(p) {
+			ready++
+			if podranking.IsAvailable(p, rs.Spec.MinReadySeconds, now) {
+				available++
+			}
+		}
+	}
+	status.Replicas = int32(len(activePods))
+	status.FullyLabeledReplicas = fullyLabeled
+	status.ReadyReplicas = ready
+	status.AvailableReplicas = available
+	status.TerminatingReplicas = nil
+	if c.terminatingReplicas {
+		status.TerminatingReplicas = ptr.To(int32(len(terminatingPods)))
+	}
+
+	hasFailure := getCondition(rs.Status, apps.ReplicaSetReplicaFailure) != nil
+	switch {
+	case manageErr != nil && !hasFailure:
+		var reason string
+		switch diff := len(activePods) - int(desiredReplicas(rs)); {
+		case diff < 0:
+			reason = podcontrol.FailedCreateReason
+		case diff > 0:
+			reason = podcontrol.FailedDeleteReason
+		}
+		setCondition(&status, apps.ReplicaSetCondition{
+			Type:               apps.ReplicaSetReplicaFailure,
+			Status:             v1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(now),
+			Reason:             reason,
+			Message:            manageErr.Error(),
+		})
+	case manageErr == nil && hasFailure:
+		status.Conditions = withoutCondition(status.Conditions, apps.ReplicaSetReplicaFailure)
+	}
+	return status
+}
+
+// statusUpToDate reports whether writing status would change nothing.
+func statusUpToDate(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
+	cur := rs.Status
+	return cur.Replicas == status.Replicas &&
+		cur.FullyLabeledReplicas == status.FullyLabeledReplicas &&
+		cur.ReadyReplicas == status.ReadyReplicas &&
+		cur.AvailableReplicas == status.AvailableReplicas &&
+		ptr.Equal(cur.TerminatingReplicas, status.TerminatingReplicas) &&
+		rs.Generation == cur.ObservedGeneration &&
+		reflect.DeepEqual(cur.Conditions, status.Conditions)
+}
+
+// updateStatus writes status, with observedGeneration set to rs's
+// generation, unless nothing would change. A failed write is retried once
+// on a freshly read object.
+func (c *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, status apps.ReplicaSetStatus) (*apps.ReplicaSet, error) {
+	if statusUpToDate(rs, status) {
+		return rs, nil
+	}
+	// The generation acted on, even if a retry reads a newer object.
+	status.ObservedGeneration = rs.Generation
+	logger := klog.FromContext(ctx)
+	cur := rs
+	for attempt := 0; ; attempt++ {
+		logger.V(4).Info(fmt.Sprintf("Updating status for %v: %s/%s, ", c.kind.Kind, cur.Namespace, cur.Name) +
+			fmt.Sprintf("replicas %d->%d (need %d), ", cur.Status.Replicas, status.Replicas, desiredReplicas(cur)) +
+			fmt.Sprintf("fullyLabeledReplicas %d->%d, ", cur.Status.FullyLabeledReplicas, status.FullyLabeledReplicas) +
+			fmt.Sprintf("readyReplicas %d->%d, ", cur.Status.ReadyReplicas, status.ReadyReplicas) +
+			fmt.Sprintf("availableReplicas %d->%d, ", cur.Status.AvailableReplicas, status.AvailableReplicas) +
+			fmt.Sprintf("terminatingReplicas %s->%s, ", int32String(cur.Status.TerminatingReplicas), int32String(status.TerminatingReplicas)) +
+			fmt.Sprintf("sequence No: %v->%v", cur.Status.ObservedGeneration, status.ObservedGeneration))
+		// A shallow copy is enough: only Status is replaced, nothing
+		// reachable from the cached object is modified.
+		next := *cur
+		next.Status = status
+		updated, err := c.owners.UpdateStatus(ctx, &next)
+		if err == nil {
+			return updated, nil
+		}
+		if attempt >= statusUpdateRetries {
+			return nil, err
+		}
+		if cur, err = c.owners.GetFresh(ctx, rs.Namespace, rs.Name); err != nil {
+			// The update error is less interesting than not knowing the object.
+			return nil, err
+		}
+	}
+}
+
+func int32String(p *int32) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+func getCondition(status apps.ReplicaSetStatus, t apps.ReplicaSetConditionType) *apps.ReplicaSetCondition {
+	for i := range status.Conditions {
+		if status.Conditions[i].Type == t {
+			return &status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition puts cond in status, unless a condition of its type with
+// the same status and reason is there already.
+func setCondition(status *apps.ReplicaSetStatus, cond apps.ReplicaSetCondition) {
+	if cur := getCondition(*status, cond.Type); cur != nil && cur.Status == cond.Status && cur.Reason == cond.Reason {
+		return
+	}
+	status.Conditions = append(withoutCondition(status.Conditions, cond.Type), cond)
+}
+
+// withoutCondition returns a new slice without conditions of type t.
+func withoutCondition(conds []apps.ReplicaSetCondition, t apps.ReplicaSetConditionType) []apps.ReplicaSetCondition {
+	var out []apps.ReplicaSetCondition
+	for _, c := range conds {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+// Package replicaset tests the replicaset-controller against a real
+// kube-apiserver. There is no scheduler, kubelet or garbage collector:
+// tests bind pods, set their status and stand in for the garbage collector
+// themselves.
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
+	"github.com/kcm-dev/kcm/test/integration/framework"
+)
+
+const timeout = 60 * time.Second
+
+var podLabels = map[string]string{"app": "web"}
+
+// env is one test's view of the cluster.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	client kubernetes.Interface
+	ns     string
+	// podCreates counts the controller's pod creation requests.
+	podCreates atomic.Int64
+	// createsBeforeStatus is podCreates when the controller first wrote a
+	// status, -1 before.
+	createsBeforeStatus atomic.Int64
+}
+
+// setup creates a namespace and starts the controller through its real
+// constructor.
+func setup(t *testing.T) *env {
+	t.Helper()
+	cfg := framework.StartEnv(t)
+	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
+	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rs-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ns = ns.Name
+	e.createsBeforeStatus.Store(-1)
+
+	ctrlCfg := rest.CopyConfig(cfg)
+	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			switch {
+			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods"):
+				e.podCreates.Add(1)
+			case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/") && strings.HasSuffix(r.URL.Path, "/status"):
+				e.createsBeforeStatus.CompareAndSwap(-1, e.podCreates.Load())
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	cc := framework.NewControllerContext(t, ctrlCfg)
+	cc.Config.ReplicaSetController.ConcurrentRSSyncs = 5
+	c, err := replicaset.New(context.Background(), cc, names.ReplicaSet)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if c.Name() != names.ReplicaSet {
+		t.Errorf("Name() = %q", c.Name())
+	}
+	framework.StartController(t, cc, c)
+	return e
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (e *env) createRS(name string, replicas int32, mutate ...func(*apps.ReplicaSet)) *apps.ReplicaSet {
+	e.t.Helper()
+	rs := &apps.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: apps.ReplicaSetSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      map[string]string{"app": "web", "tier": "front"},
+					Annotations: map[string]string{"example.com/note": "copied"},
+				},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(rs)
+	}
+	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Create(e.ctx, rs, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rs
+}
+
+func (e *env) getRS(name string) *apps.ReplicaSet {
+	e.t.Helper()
+	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rs
+}
+
+func (e *env) scale(name string, replicas int32) {
+	e.t.Helper()
+	rs := e.getRS(name)
+	rs.Spec.Replicas = ptr.To(replicas)
+	if _, err := e.client.AppsV1().ReplicaSets(e.ns).Update(e.ctx, rs, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitRS waits until cond holds for the ReplicaSet.
+func (e *env) waitRS(name string, what string, cond func(*apps.ReplicaSet) bool) *apps.ReplicaSet {
+	e.t.Helper()
+	var rs *apps.ReplicaSet
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		var err error
+		rs, err = e.client.AppsV1().ReplicaSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil && cond(rs), err
+	})
+	if rs == nil {
+		e.t.Fatalf("ReplicaSet %s: %s", name, what)
+	}
+	return rs
+}
+
+// pods returns the namespace's pods with the selected labels that are not
+// being deleted.
+func (e *env) pods() []v1.Pod {
+	e.t.Helper()
+	list, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(podLabels).String()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []v1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// waitPods waits until exactly n selected pods exist that are not being
+// deleted, and returns them.
+func (e *env) waitPods(n int) []v1.Pod {
+	e.t.Helper()
+	var pods []v1.Pod
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		pods = e.pods()
+		return len(pods) == n, nil
+	})
+	return pods
+}
+
+func (e *env) createPod(name string, lbls map[string]string, owners ...metav1.OwnerReference) *v1.Pod {
+	e.t.Helper()
+	p, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls, OwnerReferences: owners},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// bind assigns the pod to a node, as the scheduler would.
+func (e *env) bind(pod, node string) {
+	e.t.Helper()
+	err := e.client.CoreV1().Pods(e.ns).Bind(e.ctx, &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// setRunning sets the pod Running, and Ready since now if ready, as the
+// kubelet would.
+func (e *env) setRunning(name string, ready bool) {
+	e.t.Helper()
+	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p.Status.Phase = v1.PodRunning
+	if ready {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	}
+	if _, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) patchPod(name, patch string) {
+	e.t.Helper()
+	if _, err := e.client.CoreV1().Pods(e.ns).Patch(e.ctx, name, "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitEvents waits for Events of reason on the named object and returns
+// their messages.
+func (e *env) waitEvents(kind, name, reason string, atLeast int) []v1.Event {
+	e.t.Helper()
+	var events []v1.Event
+	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name, "reason": reason}.String()
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return false, err
+		}
+		events = list.Items
+		return len(events) >= atLeast, nil
+	})
+	return events
+}
+
+// consistently fails the test if cond stops holding within d.
+func consistently(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s: no longer true", what)
+		}
+	}
+}
+
+func controllerRefOf(p *v1.Pod) string {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return fmt.Sprintf("%s/%s/%s", ref.Kind, ref.Name, ref.UID)
+	}
+	return ""
+}

@@ -1,0 +1,199 @@
+// Package replication tests the replicationcontroller-controller against a
+// real kube-apiserver. There is no scheduler, kubelet or garbage
+// collector: tests bind pods, set their status and stand in for the
+// garbage collector themselves.
+package replication
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/pkg/controller/replication"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
+	"github.com/kcm-dev/kcm/test/integration/framework"
+)
+
+const timeout = 60 * time.Second
+
+var podLabels = map[string]string{"app": "web"}
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	client kubernetes.Interface
+	ns     string
+}
+
+// setup creates a namespace and starts the controller through its real
+// constructor.
+func setup(t *testing.T) *env {
+	t.Helper()
+	cfg := framework.StartEnv(t)
+	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
+	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rc-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ns = ns.Name
+	cc := framework.NewControllerContext(t, cfg)
+	cc.Config.ReplicationController.ConcurrentRCSyncs = 5
+	c, err := replication.New(context.Background(), cc, names.ReplicationController)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if c.Name() != names.ReplicationController {
+		t.Errorf("Name() = %q", c.Name())
+	}
+	framework.StartController(t, cc, c)
+	return e
+}
+
+func (e *env) createRC(name string, replicas int32, mutate ...func(*v1.ReplicationController)) *v1.ReplicationController {
+	e.t.Helper()
+	rc := &v1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: v1.ReplicationControllerSpec{
+			Replicas: ptr.To(replicas),
+			Selector: podLabels,
+			Template: &v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "tier": "front"}},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(rc)
+	}
+	rc, err := e.client.CoreV1().ReplicationControllers(e.ns).Create(e.ctx, rc, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rc
+}
+
+func (e *env) scale(name string, replicas int32) {
+	e.t.Helper()
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+	if _, err := e.client.CoreV1().ReplicationControllers(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) waitRC(name, what string, cond func(*v1.ReplicationController) bool) *v1.ReplicationController {
+	e.t.Helper()
+	var rc *v1.ReplicationController
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		var err error
+		rc, err = e.client.CoreV1().ReplicationControllers(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil && cond(rc), err
+	})
+	return rc
+}
+
+// pods returns the selected pods that are not being deleted.
+func (e *env) pods() []v1.Pod {
+	e.t.Helper()
+	list, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(podLabels).String()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []v1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *env) waitPods(n int) []v1.Pod {
+	e.t.Helper()
+	var pods []v1.Pod
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		pods = e.pods()
+		return len(pods) == n, nil
+	})
+	return pods
+}
+
+func (e *env) createPod(name string, lbls map[string]string, owners ...metav1.OwnerReference) {
+	e.t.Helper()
+	_, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls, OwnerReferences: owners},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// runReady binds the pod and makes it Running and Ready since now.
+func (e *env) runReady(name string) {
+	e.t.Helper()
+	err := e.client.CoreV1().Pods(e.ns).Bind(e.ctx, &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Target:     v1.ObjectReference{Kind: "Node", Name: "node-1"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p.Status.Phase = v1.PodRunning
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	if _, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) patchPod(name, patch string) {
+	e.t.Helper()
+	if _, err := e.client.CoreV1().Pods(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) waitEvents(name, reason string, atLeast int) []v1.Event {
+	e.t.Helper()
+	var events []v1.Event
+	sel := fields.Set{"involvedObject.kind": "ReplicationController", "involvedObject.name": name, "reason": reason}.String()
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return false, err
+		}
+		events = list.Items
+		return len(events) >= atLeast, nil
+	})
+	return events
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %v", what, timeout)
+		}
+	}
+}
+
+func consistently(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s: no longer true", what)
+		}
+	}
+}
