@@ -11,7 +11,8 @@ import (
 )
 
 // kwokArgs runs kwok against the admin-equivalent kwok.conf, managing only
-// annotated Nodes, with every stage YAML of the stages directory.
+// annotated Nodes, with every stage YAML of the stages directory. Extra
+// args come last, so a later --node-lease-duration-seconds wins.
 func (c *Cluster) kwokArgs(stages []string) []string {
 	args := []string{
 		"--kubeconfig=" + c.KwokKubeconfig,
@@ -19,6 +20,10 @@ func (c *Cluster) kwokArgs(stages []string) []string {
 		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue,
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.Ports.Kwok),
 		"--node-ip=127.0.0.1",
+		// Heartbeat through Leases in kube-node-lease as a kubelet does;
+		// without them every node goes Unknown after the grace period and
+		// kwok re-initialises it, flapping NodeNotReady.
+		"--node-lease-duration-seconds=40",
 	}
 	for _, s := range stages {
 		args = append(args, "--config="+s)
