@@ -18,7 +18,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools run test unit integration verify clean features
+.PHONY: all build tools run test unit integration verify clean features bench
 
 all: build
 
@@ -48,6 +48,11 @@ integration: build tools
 
 verify:
 	hack/verify.sh
+
+# Benchmark: upstream against ours under load, in one run (long; see
+# docs/BENCHMARKS.md), e.g. make bench BENCH_FLAGS='--phases nodes'.
+bench: build tools
+	go run ./test/bench/cmd/bench $(BENCH_FLAGS)
 
 # Regenerates pkg/features from upstream's feature gates.
 features:

@@ -1,0 +1,177 @@
+// Command bench is `make bench`: load phases on fresh local clusters, for
+// upstream's kube-controller-manager and for ours one after the other,
+// reporting wall time, CPU, memory and API requests per phase as a markdown
+// table (stdout and <out>/results.md) and as JSON (<out>/results.json).
+// See docs/BENCHMARKS.md.
+//
+// Exit status: 0 when every run could be measured (a phase that timed out is
+// a result, reported in the table), 1 when a run or phase failed, 130 when
+// interrupted. Every process started is stopped in every case; logs and
+// audit logs stay under <out>/runs/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/bench"
+	"github.com/kcm-dev/kcm/test/cluster"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	code, err := run()
+	if err != nil {
+		log.Print(err)
+	}
+	os.Exit(code)
+}
+
+func run() (int, error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		root = "."
+	}
+	var (
+		out          = flag.String("out", filepath.Join(root, "_output", "bench"), "output directory: results.json, results.md, runs/<qps>/<binary>/<phase set>/ (logs, audit.log, samples.json)")
+		binDir       = flag.String("bin-dir", "", "directory of the binaries (default $"+cluster.BinDirEnv+", else _output/bin)")
+		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes")
+		binaries     = flag.String("binaries", bench.Upstream+","+bench.Ours, "controller managers to measure, in order: upstream, ours")
+		qpsSettings  = flag.String("qps-settings", "default,500", "comma-separated --kube-api-qps/--kube-api-burst settings: default (no flags), N (QPS=burst=N) or N/BURST")
+		nodes        = flag.Int("nodes", 50, "kwok nodes for the deployments phases")
+		deployments  = flag.Int("deployments", 300, "Deployments to create")
+		replicas     = flag.Int("replicas", 5, "replicas per Deployment at creation")
+		scaleTo      = flag.Int("scale-to", 10, "replicas per Deployment after the scale phase")
+		newNodes     = flag.Int("new-nodes", 100, "nodes the nodes phase creates")
+		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
+		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
+		workers      = flag.Int("workers", 16, "load generator worker pool size")
+		settle       = flag.Duration("settle", 10*time.Second, "wait after the controller manager takes its Lease before the setup, so its controllers have started")
+		startTimeout = flag.Duration("start-timeout", 3*time.Minute, "how long each cluster process may take to become ready")
+		oursBin      = flag.String("ours", "", "our kube-controller-manager binary (default <bin-dir>/"+cluster.OurControllerManager+"); build it from the tree this command is built from, whose controller registry decides what ours can run")
+		upstreamBin  = flag.String("upstream", "", "upstream's kube-controller-manager binary (default <bin-dir>/"+cluster.UpstreamControllerManager+")")
+		force        = flag.Bool("force", false, "run ours also on phases whose controllers its registry lacks")
+		kcmArgs      stringList
+	)
+	flag.Var(&kcmArgs, "kcm-arg", "extra argument for both controller managers, after the QPS flags, e.g. --kcm-arg=--v=2 (repeatable)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return 2, fmt.Errorf("unexpected arguments: %v", flag.Args())
+	}
+
+	scenarios, err := bench.SelectScenarios(strings.Split(*phases, ","))
+	if err != nil {
+		return 2, err
+	}
+	cfg := bench.Config{
+		OutDir:    *out,
+		BinDir:    *binDir,
+		Scenarios: scenarios,
+		Binaries:  splitList(*binaries),
+		BinaryPaths: map[string]string{
+			bench.Ours:     pathArg(*oursBin),
+			bench.Upstream: pathArg(*upstreamBin),
+		},
+		Params: bench.Params{
+			Nodes: *nodes, Deployments: *deployments, Replicas: *replicas, ScaleTo: *scaleTo,
+			NewNodes: *newNodes, Idle: *idle, PhaseTimeout: *phaseTimeout, Workers: *workers,
+		},
+		ExtraArgs:    kcmArgs,
+		StartTimeout: *startTimeout,
+		Settle:       *settle,
+		Force:        *force,
+		Logf:         log.Printf,
+	}
+	for _, s := range splitList(*qpsSettings) {
+		q, err := bench.ParseQPSSetting(s)
+		if err != nil {
+			return 2, err
+		}
+		cfg.QPSSettings = append(cfg.QPSSettings, q)
+	}
+	if err := cfg.Validate(); err != nil {
+		return 2, err
+	}
+	for _, w := range cfg.Warnings() {
+		log.Printf("bench: warning: %s", w)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	defer func() { close(finished); stop() }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			// A second signal kills at once (children die with us: Pdeathsig).
+			stop()
+			log.Printf("bench: interrupted; stopping the cluster (signal again to kill)")
+		case <-finished:
+		}
+	}()
+
+	res, err := bench.Run(ctx, cfg)
+	if res == nil {
+		return 1, err
+	}
+	fmt.Println()
+	fmt.Println(res.TableLegend())
+	fmt.Println()
+	fmt.Print(res.Table())
+	fmt.Printf("\nresults: %s, %s\n", filepath.Join(cfg.OutDir, "results.md"), filepath.Join(cfg.OutDir, "results.json"))
+	switch {
+	case err != nil:
+		return 1, err
+	case res.Interrupted:
+		return 130, errors.New("bench: interrupted; results are partial")
+	case failed(res):
+		return 1, errors.New("bench: some runs failed; see the notes and the logs under " + filepath.Join(cfg.OutDir, "runs"))
+	}
+	return 0, nil
+}
+
+func failed(res *bench.Results) bool {
+	for _, r := range res.Runs {
+		if r.Error != "" || (r.Setup != nil && r.Setup.Status == bench.StatusFailed) {
+			return true
+		}
+		for _, p := range r.Phases {
+			if p.Status == bench.StatusFailed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pathArg makes a binary given on the command line a path, so test/cluster
+// does not look a bare file name up in the binary directory.
+func pathArg(p string) string {
+	if p == "" || strings.ContainsRune(p, filepath.Separator) {
+		return p
+	}
+	return "." + string(filepath.Separator) + p
+}
