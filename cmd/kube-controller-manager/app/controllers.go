@@ -3,6 +3,7 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
@@ -45,7 +46,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ClusterRoleAggregation, nil)
 	add(names.CronJob, nil)
 	add(names.DaemonSet, nil)
-	add(names.Deployment, nil)
+	add(names.Deployment, deployment.New)
 	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
 	add(names.Disruption, nil)
 	add(names.Endpoints, nil)

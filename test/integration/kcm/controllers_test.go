@@ -95,7 +95,7 @@ func TestControllersThroughTheBinary(t *testing.T) {
 			waitRootCA(t, ns, ca, 5*time.Second)
 
 			// Unimplemented controllers are named once at startup.
-			if !strings.Contains(p.Log(), "does not implement yet") || !strings.Contains(p.Log(), "deployment-controller") {
+			if !strings.Contains(p.Log(), "does not implement yet") || !strings.Contains(p.Log(), "cronjob-controller") {
 				t.Errorf("the log does not name the enabled controllers kcm does not implement")
 			}
 			if len(tc.args) > 0 {
