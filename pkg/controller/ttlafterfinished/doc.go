@@ -1,0 +1,8 @@
+// Package ttlafterfinished implements the ttl-after-finished-controller: a
+// Job that has finished (a Complete or Failed condition is True) and sets
+// spec.ttlSecondsAfterFinished is deleted, with foreground propagation and
+// a UID precondition, that many seconds after its finish time (the
+// condition's lastTransitionTime). A Job whose TTL has not expired is
+// requeued for the moment it will; before deleting, the Job is read afresh
+// from the API server, so a TTL changed meanwhile is respected.
+package ttlafterfinished
