@@ -3,14 +3,20 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
+	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/podgc"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
+	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
+	"github.com/kcm-dev/kcm/pkg/controller/ttl"
+	"github.com/kcm-dev/kcm/pkg/controller/ttlafterfinished"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -43,7 +49,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.CertificateSigningRequestApproving, nil)
 	add(names.CertificateSigningRequestCleaner, nil)
 	add(names.CertificateSigningRequestSigning, nil)
-	add(names.ClusterRoleAggregation, nil)
+	add(names.ClusterRoleAggregation, clusterroleaggregation.New)
 	add(names.CronJob, nil)
 	add(names.DaemonSet, nil)
 	add(names.Deployment, deployment.New)
@@ -57,7 +63,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.HorizontalPodAutoscaler, nil)
 	add(names.Job, nil)
 	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))
-	add(names.LegacyServiceAccountTokenCleaner, nil)
+	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
 	add(names.Namespace, nil)
 	add(names.NodeIpam, nodeipam.New)
 	add(names.NodeLifecycle, nodelifecycle.New)
@@ -66,7 +72,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.PersistentVolumeExpander, nil)
 	add(names.PersistentVolumeProtection, nil)
 	add(names.PersistentVolumeClaimProtection, nil)
-	add(names.PodGarbageCollector, nil)
+	add(names.PodGarbageCollector, podgc.New)
 	add(names.PodCertificateRequestCleaner, nil, gates(features.PodCertificateRequest))
 	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
 	add(names.ReplicaSet, replicaset.New)
@@ -78,14 +84,14 @@ func NewRegistry() controllermanager.Registry {
 	add(names.SELinuxWarning, nil, off, gates(features.SELinuxChangePolicy))
 	add(names.ServiceCIDR, nil, gates(features.MultiCIDRServiceAllocator))
 	add(names.ServiceAccount, serviceaccount.New)
-	add(names.ServiceAccountToken, nil, special)
+	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
 	add(names.StatefulSet, nil)
 	add(names.StorageVersionMigrator, nil)
 	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
 	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
 	add(names.TokenCleaner, nil, off)
-	add(names.TTLAfterFinished, nil)
-	add(names.TTL, nil)
+	add(names.TTLAfterFinished, ttlafterfinished.New)
+	add(names.TTL, ttl.New)
 	add(names.ValidatingAdmissionPolicyStatus, nil)
 	add(names.VolumeAttributesClassProtection, nil, gates(features.VolumeAttributesClass))
 	return r
