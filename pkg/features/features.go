@@ -221,3 +221,25 @@ func (g clientGoGates) Enabled(name clientfeatures.Feature) bool {
 func Gate() featuregate.FeatureGate {
 	return utilfeature.DefaultFeatureGate
 }
+
+// Enabled reports whether f is on in fg. A nil gate, or one that does not
+// know f (unit tests build bare gates), gives upstream's v1.37 default for f,
+// so constructors need no fallback of their own.
+func Enabled(fg featuregate.FeatureGate, f featuregate.Feature) bool {
+	if fg != nil {
+		prefix := string(f) + "="
+		for _, known := range fg.KnownFeatures() {
+			if strings.HasPrefix(known, prefix) {
+				return fg.Enabled(f)
+			}
+		}
+	}
+	enabled := false
+	bin := BinaryVersion()
+	for _, spec := range UpstreamGates()[f] {
+		if !bin.LessThan(spec.Version) {
+			enabled = spec.Default
+		}
+	}
+	return enabled
+}

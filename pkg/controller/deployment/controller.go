@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -99,7 +98,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Pods:                cc.InformerFactory.Core().V1().Pods(),
 		Clock:               cc.Clock,
 		Workers:             int(cc.Config.DeploymentController.ConcurrentDeploymentSyncs),
-		TerminatingReplicas: gateEnabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
+		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating Deployment controller: %w", err)
@@ -200,20 +199,4 @@ func addOrphanIndex(informer cache.SharedIndexInformer) error {
 		}
 		return []string{rs.Namespace}, nil
 	}})
-}
-
-// gateEnabled reports whether gate f is on in fg. A nil fg (tests) gives
-// upstream's default at kcm's binary version.
-func gateEnabled(fg featuregate.FeatureGate, f featuregate.Feature) bool {
-	if fg != nil {
-		return fg.Enabled(f)
-	}
-	enabled := false
-	bin := features.BinaryVersion()
-	for _, spec := range features.UpstreamGates()[f] {
-		if !bin.LessThan(spec.Version) {
-			enabled = spec.Default
-		}
-	}
-	return enabled
 }

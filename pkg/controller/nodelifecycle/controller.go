@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+
 	"sync"
 	"time"
 
@@ -26,6 +26,7 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/nodeutil"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 const (
@@ -118,7 +119,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		SecondaryEvictionQPS:   cfg.SecondaryNodeEvictionRate,
 		LargeClusterThreshold:  cfg.LargeClusterSizeThreshold,
 		UnhealthyZoneThreshold: cfg.UnhealthyZoneThreshold,
-		LeaseCircuitBreaker:    gateEnabled(cc.FeatureGate, leaseCircuitBreakerGate, true),
+		LeaseCircuitBreaker:    features.Enabled(cc.FeatureGate, leaseCircuitBreakerGate),
 	}
 	clk := cc.Clock
 	if clk == nil {
@@ -132,20 +133,6 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		return nil, fmt.Errorf("error creating node lifecycle controller: %w", err)
 	}
 	return c, nil
-}
-
-// gateEnabled reads a gate, falling back to def when there is no gate or it
-// does not know the feature.
-func gateEnabled(fg featuregate.FeatureGate, f featuregate.Feature, def bool) bool {
-	if fg == nil {
-		return def
-	}
-	for _, known := range fg.KnownFeatures() {
-		if strings.HasPrefix(known, string(f)+"=") {
-			return fg.Enabled(f)
-		}
-	}
-	return def
 }
 
 func newController(ctx context.Context, name string, client kubernetes.Interface, clk clock.WithTicker, opts Options,

@@ -156,9 +156,9 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Clock:               cc.Clock,
 		Workers:             int(cc.Config.ReplicaSetController.ConcurrentRSSyncs),
 		BurstReplicas:       BurstReplicas,
-		TerminatingReplicas: GateEnabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
-		ConsistencyCheck:    GateEnabled(cc.FeatureGate, staleControllerConsistency),
-		PodDeletionCost:     GateEnabled(cc.FeatureGate, PodDeletionCostGate),
+		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
+		ConsistencyCheck:    features.Enabled(cc.FeatureGate, staleControllerConsistency),
+		PodDeletionCost:     features.Enabled(cc.FeatureGate, PodDeletionCostGate),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicaSet controller: %w", err)
@@ -267,20 +267,4 @@ func (c *Controller) eventTarget(rs *apps.ReplicaSet) *v1.ObjectReference {
 		UID:             rs.UID,
 		ResourceVersion: rs.ResourceVersion,
 	}
-}
-
-// GateEnabled reports whether gate f is on in fg. A nil fg (unit and
-// integration tests) gives upstream's default for the emulated version.
-func GateEnabled(fg featuregate.FeatureGate, f featuregate.Feature) bool {
-	if fg != nil {
-		return fg.Enabled(f)
-	}
-	enabled := false
-	bin := features.BinaryVersion()
-	for _, spec := range features.UpstreamGates()[f] {
-		if !bin.LessThan(spec.Version) {
-			enabled = spec.Default
-		}
-	}
-	return enabled
 }

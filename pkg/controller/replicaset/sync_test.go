@@ -18,6 +18,8 @@ import (
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 func TestSyncCreatesAtMostBurstReplicasAndWaitsForThem(t *testing.T) {
@@ -441,7 +443,7 @@ func TestGateDefaults(t *testing.T) {
 		"PodDeletionCost":                         true,
 		"NoSuchGate":                              false,
 	} {
-		if got := GateEnabled(nil, featuregate.Feature(gate)); got != want {
+		if got := features.Enabled(nil, featuregate.Feature(gate)); got != want {
 			t.Errorf("%s = %v, want %v", gate, got, want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 const (
@@ -43,7 +44,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		// and upstream has no consistency check for it.
 		TerminatingReplicas: false,
 		ConsistencyCheck:    false,
-		PodDeletionCost:     replicaset.GateEnabled(cc.FeatureGate, replicaset.PodDeletionCostGate),
+		PodDeletionCost:     features.Enabled(cc.FeatureGate, replicaset.PodDeletionCostGate),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicationController controller: %w", err)
