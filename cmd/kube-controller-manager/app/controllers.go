@@ -6,6 +6,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
+	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
@@ -64,7 +65,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.Job, nil)
 	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
-	add(names.Namespace, nil)
+	add(names.Namespace, namespace.New)
 	add(names.NodeIpam, nodeipam.New)
 	add(names.NodeLifecycle, nodelifecycle.New)
 	add(names.PersistentVolumeAttachDetach, nil)

@@ -1,0 +1,13 @@
+// Package namespace implements the namespace-controller: when a Namespace
+// is being deleted it moves it to the Terminating phase, deletes everything
+// in it (pods first, then every other namespaced resource that discovery
+// reports as deletable, through the metadata client), records the progress
+// as the Namespace's deletion conditions, and finally removes the
+// "kubernetes" finalizer through the finalize subresource so that the
+// apiserver can remove the Namespace.
+//
+// Files: controller.go (informer, queue, sync), deleter.go (the deletion of
+// one namespace), resources.go (discovery and supported operations),
+// conditions.go (status conditions), estimate.go (graceful-termination
+// estimate and requeue delay).
+package namespace
