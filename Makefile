@@ -4,6 +4,8 @@
 #                kwok fake nodes) with this kube-controller-manager on it
 #   make test    unit and integration tests (builds the test binaries first)
 #   make verify  gofmt, go vet, import rules
+#   make parity  every parity scenario on upstream and on kcm, diffed
+#   make bench   the same load on upstream and on kcm, figures side by side
 
 SHELL := /usr/bin/env bash
 OUT   := $(CURDIR)/_output
@@ -18,7 +20,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools run test unit integration verify clean features bench
+.PHONY: all build tools run test unit integration verify clean features bench parity
 
 all: build
 
@@ -48,6 +50,12 @@ integration: build tools
 
 verify:
 	hack/verify.sh
+
+# Each scenario of test/parity/scenarios on upstream and on kcm, normalised
+# diff. PARITY_FLAGS e.g. --scenarios 'test/parity/scenarios/rootca-*.yaml'
+# --keep, or --self-check (upstream against itself).
+parity: build tools
+	go run ./test/parity/cmd/parity $(PARITY_FLAGS)
 
 # Benchmark: upstream against ours under load, in one run (long; see
 # docs/BENCHMARKS.md), e.g. make bench BENCH_FLAGS='--phases nodes'.

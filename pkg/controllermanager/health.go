@@ -20,6 +20,7 @@ var healthPaths = []string{"/healthz", "/livez", "/readyz"}
 type HealthHandler struct {
 	mu      sync.RWMutex
 	checks  []healthz.HealthChecker
+	ready   []healthz.HealthChecker // served under /readyz only
 	handler http.Handler
 }
 
@@ -31,14 +32,27 @@ func NewHealthHandler(checks ...healthz.HealthChecker) *HealthHandler {
 	return h
 }
 
-// AddChecks adds checks; the handler serves them from the next request on.
-func (h *HealthHandler) AddChecks(checks ...healthz.HealthChecker) {
+// AddChecks adds checks served under every health path, and ready checks
+// served under /readyz only; the handler serves them from the next request
+// on.
+func (h *HealthHandler) AddChecks(checks ...healthz.HealthChecker) { h.add(checks, nil) }
+
+// AddReadyChecks adds checks served under /readyz only: conditions that
+// degrade the service but that a restart cannot fix.
+func (h *HealthHandler) AddReadyChecks(checks ...healthz.HealthChecker) { h.add(nil, checks) }
+
+func (h *HealthHandler) add(checks, ready []healthz.HealthChecker) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.checks = append(h.checks, checks...)
+	h.ready = append(h.ready, ready...)
 	m := mux.NewPathRecorderMux("health")
 	for _, p := range healthPaths {
-		healthz.InstallPathHandler(m, p, h.checks...)
+		all := h.checks
+		if p == "/readyz" {
+			all = append(append([]healthz.HealthChecker(nil), h.checks...), h.ready...)
+		}
+		healthz.InstallPathHandler(m, p, all...)
 	}
 	h.handler = m
 }

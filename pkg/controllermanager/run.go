@@ -37,6 +37,7 @@ func Build(ctx context.Context, cc, rootCC *ControllerContext, registry Registry
 	var (
 		controllers   []Controller
 		checks        []healthz.HealthChecker
+		ready         []healthz.HealthChecker
 		unimplemented []string
 	)
 	for _, d := range order {
@@ -66,15 +67,26 @@ func Build(ctx context.Context, cc, rootCC *ControllerContext, registry Registry
 		t := &tracked{Controller: ctrl}
 		controllers = append(controllers, t)
 		checks = append(checks, healthCheck(t))
+		if r, ok := ctrl.(ReadinessReporter); ok {
+			ready = append(ready, healthz.NamedCheck(d.Name+"-ready", r.ReadinessCheck))
+		}
 		installDebug(debugMux, ctrl)
 	}
 	if len(unimplemented) > 0 {
 		logger.Info("Enabled controllers that kcm does not implement yet; they will not run", "controllers", unimplemented)
 	}
-	if health != nil && len(checks) > 0 {
-		health.AddChecks(checks...)
+	if health != nil {
+		health.add(checks, ready)
 	}
 	return controllers, nil
+}
+
+// ReadinessReporter is implemented by controllers whose degraded state is
+// reported under /readyz/<name>-ready only, never under /healthz or /livez:
+// a liveness probe must not restart the process for something a restart
+// cannot fix.
+type ReadinessReporter interface {
+	ReadinessCheck(*http.Request) error
 }
 
 func firstDisabledGate(cc *ControllerContext, d *Descriptor) string {

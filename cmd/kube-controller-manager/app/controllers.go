@@ -5,6 +5,7 @@ import (
 
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
+	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
@@ -60,7 +61,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.EndpointSlice, nil)
 	add(names.EndpointSliceMirroring, nil)
 	add(names.EphemeralVolume, nil)
-	add(names.GarbageCollector, nil)
+	add(names.GarbageCollector, garbagecollector.New)
 	add(names.HorizontalPodAutoscaler, nil)
 	add(names.Job, nil)
 	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))

@@ -1,0 +1,217 @@
+package parity
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// Capture is what one run left in the API, before normalisation.
+type Capture struct {
+	// Objects are the captured objects of every kind but Event.
+	Objects []*unstructured.Unstructured
+	// Events are the captured core/v1 Events.
+	Events []*unstructured.Unstructured
+	// EventCounts keeps the number of occurrences of each reduced Event.
+	EventCounts bool
+	// Notes are printed at the top (a failed step, an unsettled state), so a
+	// difference in them shows in the diff.
+	Notes []string
+}
+
+// Normalizer turns a Capture into text in which only real differences
+// between two runs remain.
+type Normalizer struct {
+	// Known maps cluster-specific literal values (the CA certificate's PEM,
+	// the apiserver's URL) to placeholders; they are replaced anywhere in any
+	// string.
+	Known map[string]string
+	// Ignore lists paths to drop, as in Scenario.Ignore.
+	Ignore []string
+}
+
+// metadataDropped are the metadata fields no two runs share.
+var metadataDropped = []string{"uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink"}
+
+// Normalize returns the capture as YAML documents, one per object sorted by
+// kind, namespace and normalised name, then the reduced Events:
+//
+//   - uids, resourceVersions, creationTimestamps, managedFields dropped;
+//   - every other timestamp replaced by <time>, anywhere in a string;
+//   - Known values replaced by their placeholders, other PEM blocks by
+//     <pem TYPE>, uids by <uid of Kind ns/name> (<uid> if not captured);
+//   - generated names (generateName + random suffix) replaced by the prefix
+//     and <N>, numbered in creation order, everywhere, including labels,
+//     ownerReferences and Event messages;
+//   - ownerReferences pointing at a captured object carry its normalised
+//     name;
+//   - strings that are IP addresses replaced by <ip-N>, numbered in order
+//     of appearance in the output;
+//   - Ignore paths dropped.
+func (n *Normalizer) Normalize(c *Capture) (string, error) {
+	ignores := make([]ignorePath, 0, len(n.Ignore))
+	for _, s := range n.Ignore {
+		p, err := parseIgnore(s)
+		if err != nil {
+			return "", err
+		}
+		ignores = append(ignores, p)
+	}
+
+	captured := map[string]bool{}
+	for _, o := range c.Objects {
+		captured[o.GetName()] = true
+	}
+	gen := newGenNames()
+	gen.fromObjects(c.Objects)
+	gen.fromEvents(c.Events, captured)
+	names := gen.placeholders()
+	normName := func(name string) string {
+		if p, ok := names[name]; ok {
+			return p
+		}
+		return name
+	}
+
+	// Literal replacements: known values, generated names, captured uids.
+	lits := map[string]string{}
+	for k, v := range n.Known {
+		lits[k] = v
+	}
+	for k, v := range names {
+		lits[k] = v
+	}
+	owners := map[string]string{} // uid → normalised name
+	for _, o := range c.Objects {
+		uid := string(o.GetUID())
+		if uid == "" {
+			continue
+		}
+		owners[uid] = normName(o.GetName())
+		lits[uid] = "<uid of " + describe(o.GetKind(), o.GetNamespace(), normName(o.GetName())) + ">"
+	}
+	w := newRewriter(lits)
+
+	type doc struct {
+		kind, namespace, name string
+		body                  map[string]any
+	}
+	docs := make([]doc, 0, len(c.Objects))
+	for _, o := range c.Objects {
+		m := scrubMeta(o.UnstructuredContent(), owners)
+		m = w.walk(m).(map[string]any)
+		for _, p := range ignores {
+			p.apply(o.GetKind(), m)
+		}
+		docs = append(docs, doc{kind: o.GetKind(), namespace: o.GetNamespace(), name: normName(o.GetName()), body: m})
+	}
+	sort.Slice(docs, func(i, j int) bool {
+		a, b := docs[i], docs[j]
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
+	events := reduceEvents(c.Events, c.EventCounts, w, owners, ignores)
+
+	var ips ipNumberer
+	var b strings.Builder
+	for _, note := range c.Notes {
+		fmt.Fprintf(&b, "# note: %s\n", strings.ReplaceAll(w.value(note), "\n", "\n#   "))
+	}
+	for _, d := range docs {
+		y, err := yaml.Marshal(ips.walk(d.body))
+		if err != nil {
+			return "", fmt.Errorf("parity: %s: %w", describe(d.kind, d.namespace, d.name), err)
+		}
+		fmt.Fprintf(&b, "--- # %s\n%s", describe(d.kind, d.namespace, d.name), y)
+	}
+	if len(events) > 0 {
+		list := make([]any, len(events))
+		for i, e := range events {
+			list[i] = ips.walk(e)
+		}
+		y, err := yaml.Marshal(list)
+		if err != nil {
+			return "", fmt.Errorf("parity: events: %w", err)
+		}
+		fmt.Fprintf(&b, "--- # Events\n%s", y)
+	}
+	return b.String(), nil
+}
+
+// scrubMeta returns a deep copy of obj without the metadata fields no two
+// runs share; ownerReferences lose their uid and, when the owner is in
+// owners (uid → normalised name), are renamed to it.
+func scrubMeta(obj map[string]any, owners map[string]string) map[string]any {
+	m := deepCopyMap(obj)
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		return m
+	}
+	for _, f := range metadataDropped {
+		delete(md, f)
+	}
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		ref, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		if uid, _ := ref["uid"].(string); uid != "" {
+			if name, ok := owners[uid]; ok {
+				ref["name"] = name
+			}
+		}
+		delete(ref, "uid")
+	}
+	return m
+}
+
+// describe names an object as "Kind namespace/name" or "Kind name".
+func describe(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}
+
+// mustYAML renders a JSON-like value; it cannot fail on what the API
+// returns.
+func mustYAML(v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// deepCopyMap copies a JSON-like map; unlike runtime.DeepCopyJSON it takes
+// any scalar type.
+func deepCopyMap(m map[string]any) map[string]any {
+	return deepCopyValue(m).(map[string]any)
+}
+
+func deepCopyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = deepCopyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	}
+	return v
+}

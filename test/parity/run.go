@@ -1,0 +1,236 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/cluster"
+)
+
+// Labels of the runs of a scenario; also their directory and capture names.
+const (
+	labelUpstream  = "upstream"
+	labelOurs      = "kcm"
+	labelUpstream2 = "upstream-again"
+)
+
+// Options configure Run.
+type Options struct {
+	// OutDir receives, per scenario, a directory with the normalised
+	// captures (<label>.yaml), the diff (diff.txt) and the cluster work dirs
+	// (<label>/: logs/, audit.log, parity.log). Work dirs are removed after a
+	// PASS unless Keep; etcd's data dir is removed unless Keep.
+	OutDir string
+	Keep   bool
+	// BinDir, Ours and Upstream select binaries as cluster.Options does;
+	// empty means the defaults (_output/bin, kube-controller-manager,
+	// upstream-kube-controller-manager).
+	BinDir, Ours, Upstream string
+	// SelfCheck runs upstream twice and diffs it against itself instead of
+	// against kcm: a scenario must pass this before it is trusted.
+	SelfCheck bool
+	// Registry decides which scenarios are skipped; nil means
+	// DefaultRegistry().
+	Registry Registry
+	// RunUnimplemented runs scenarios whose controllers kcm lacks, too.
+	RunUnimplemented bool
+	// Logf receives progress lines.
+	Logf func(format string, args ...any)
+	// OnResult, if set, is called with each result as it is known.
+	OnResult func(Result)
+}
+
+// Run runs each scenario on upstream and on kcm (or twice on upstream with
+// SelfCheck), one cluster at a time, and returns one result per scenario.
+func Run(ctx context.Context, scenarios []*Scenario, opts Options) []Result {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Registry == nil {
+		opts.Registry = DefaultRegistry()
+	}
+	if opts.Ours == "" {
+		opts.Ours = cluster.OurControllerManager
+	}
+	if opts.Upstream == "" {
+		opts.Upstream = cluster.UpstreamControllerManager
+	}
+	results := make([]Result, 0, len(scenarios))
+	for _, s := range scenarios {
+		r := runScenario(ctx, s, opts)
+		if opts.OnResult != nil {
+			opts.OnResult(r)
+		}
+		results = append(results, r)
+	}
+	return results
+}
+
+func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
+	res := Result{Scenario: s, Dir: filepath.Join(opts.OutDir, s.Name)}
+	if !opts.SelfCheck {
+		miss, err := missing(opts.Registry, s)
+		if err != nil {
+			res.Status, res.Reason = StatusError, err.Error()
+			return res
+		}
+		if len(miss) > 0 && !opts.RunUnimplemented {
+			res.Status, res.Missing = StatusSkip, miss
+			return res
+		}
+	}
+	if err := os.RemoveAll(res.Dir); err != nil {
+		res.Status, res.Reason = StatusError, err.Error()
+		return res
+	}
+	if err := os.MkdirAll(res.Dir, 0o755); err != nil {
+		res.Status, res.Reason = StatusError, err.Error()
+		return res
+	}
+
+	first, second := labelUpstream, labelOurs
+	secondBin := opts.Ours
+	if opts.SelfCheck {
+		second, secondBin = labelUpstream2, opts.Upstream
+	}
+	texts := map[string]string{}
+	for _, run := range []struct {
+		label, binary string
+		strict        bool // a failing step is the scenario's fault
+	}{
+		{first, opts.Upstream, true},
+		{second, secondBin, opts.SelfCheck},
+	} {
+		opts.Logf("%s: %s: starting", s.Name, run.label)
+		start := time.Now()
+		b := &binaryRun{s: s, binary: run.binary, strict: run.strict, dir: filepath.Join(res.Dir, run.label), opts: opts}
+		text, err := b.run(ctx)
+		took := time.Since(start).Round(time.Second)
+		res.Runs = append(res.Runs, RunTime{Label: run.label, Took: took})
+		if err == nil {
+			texts[run.label] = text
+			err = os.WriteFile(filepath.Join(res.Dir, run.label+".yaml"), []byte(text), 0o644)
+		}
+		if err == nil && run.label == labelOurs {
+			err = staleBinary(filepath.Join(b.dir, "logs", string(cluster.ControllerManager)+".log"), opts.Registry, s)
+		}
+		if err != nil {
+			res.Status, res.Reason = StatusError, fmt.Sprintf("%s: %v", run.label, err)
+			cleanupRuns(res, opts)
+			return res
+		}
+		opts.Logf("%s: %s: done in %s", s.Name, run.label, took)
+	}
+
+	res.Diff = UnifiedDiff(first, second, texts[first], texts[second])
+	res.Status = StatusPass
+	if res.Diff != "" {
+		res.Status = StatusDiff
+		if err := os.WriteFile(filepath.Join(res.Dir, "diff.txt"), []byte(res.Diff), 0o644); err != nil {
+			opts.Logf("%s: %v", s.Name, err)
+		}
+	}
+	cleanupRuns(res, opts)
+	return res
+}
+
+// binaryRun is one scenario on one fresh cluster with one binary.
+type binaryRun struct {
+	s      *Scenario
+	binary string
+	strict bool
+	dir    string
+	opts   Options
+}
+
+// run starts the cluster, runs the scenario and returns the normalised
+// capture. With strict, a failing step is an error; otherwise it becomes a
+// note in the capture and the remaining steps are skipped.
+func (b *binaryRun) run(ctx context.Context) (text string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, b.s.Timeout.or(DefaultScenarioTimeout))
+	defer cancel()
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return "", fmt.Errorf("parity: %w", err)
+	}
+	logFile, err := os.Create(filepath.Join(b.dir, "parity.log"))
+	if err != nil {
+		return "", fmt.Errorf("parity: %w", err)
+	}
+	defer logFile.Close()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
+	}
+
+	c, err := cluster.Start(ctx, cluster.Options{
+		WorkDir: b.dir,
+		BinDir:  b.opts.BinDir,
+		ControllerManager: cluster.ControllerManagerOptions{
+			Binary:    b.binary,
+			ExtraArgs: b.s.ControllerManagerArgs,
+		},
+		Logf: logf,
+	})
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if stopErr := c.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	if err := c.WaitForControllerManagerLeader(ctx); err != nil {
+		return "", err
+	}
+	sess, err := newSession(c, b.s, logf)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	if err := sess.runSteps(ctx); err != nil {
+		if b.strict {
+			return "", err
+		}
+		notes = append(notes, err.Error()+"; later steps skipped")
+	}
+	set := b.s.Settle
+	if set == nil {
+		set = &Settle{}
+	}
+	text, err = sess.settleAndCapture(ctx, set)
+	if err != nil && !errors.Is(err, errUnsettled) {
+		return "", err
+	}
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	if len(notes) > 0 {
+		// Recapture with the notes on top; the state is what settle saw.
+		text, err = sess.snapshot(ctx, notes...)
+		if err != nil {
+			return "", err
+		}
+	}
+	logf("parity: captured %d bytes", len(text))
+	return text, nil
+}
+
+// cleanupRuns removes the work dirs of a passed scenario's runs, and only
+// etcd's data from those of a failed one, unless Keep.
+func cleanupRuns(res Result, opts Options) {
+	if opts.Keep {
+		return
+	}
+	for _, run := range res.Runs {
+		target := filepath.Join(res.Dir, run.Label)
+		if res.Status != StatusPass {
+			target = filepath.Join(target, "etcd")
+		}
+		if err := os.RemoveAll(target); err != nil {
+			opts.Logf("parity: clean %s: %v", target, err)
+		}
+	}
+}
