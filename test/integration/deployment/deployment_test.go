@@ -80,7 +80,7 @@ func TestCreateAndComplete(t *testing.T) {
 
 	// Once complete, nothing more is written.
 	before := e.writes.Load()
-	consistently(t, 2*time.Second, "no writes in steady state", func() bool { return e.writes.Load() == before })
+	framework.Consistently(t, 2*time.Second, "no writes in steady state", func() bool { return e.writes.Load() == before })
 }
 
 func TestScale(t *testing.T) {
@@ -216,7 +216,7 @@ func TestPauseAndResume(t *testing.T) {
 		c := condition(d, apps.DeploymentProgressing)
 		return c != nil && c.Status == v1.ConditionUnknown && c.Reason == deployment.ReasonDeploymentPaused && c.Message == "Deployment is paused"
 	})
-	consistently(t, time.Second, "no ReplicaSet while paused", func() bool { return len(e.replicaSets(d)) == 0 })
+	framework.Consistently(t, time.Second, "no ReplicaSet while paused", func() bool { return len(e.replicaSets(d)) == 0 })
 
 	e.updateDeployment("web", func(d *apps.Deployment) { d.Spec.Paused = false })
 	e.waitComplete("web")
@@ -228,7 +228,7 @@ func TestPauseAndResume(t *testing.T) {
 		c := condition(d, apps.DeploymentProgressing)
 		return d.Status.ObservedGeneration == d.Generation && c != nil && c.Reason == deployment.ReasonDeploymentPaused
 	})
-	consistently(t, time.Second, "no new ReplicaSet while paused", func() bool { return e.replicaSets(d)[rsName(updated)] == nil })
+	framework.Consistently(t, time.Second, "no new ReplicaSet while paused", func() bool { return e.replicaSets(d)[rsName(updated)] == nil })
 	e.updateDeployment("web", func(d *apps.Deployment) { d.Spec.Paused = false })
 	got := e.waitComplete("web")
 	if e.replicaSets(got)[rsName(updated)] == nil {

@@ -300,13 +300,3 @@ func (e *env) waitEvent(name, reason, message string) {
 		return false, nil
 	})
 }
-
-// consistently fails the test if cond stops holding within d.
-func consistently(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: no longer true", what)
-		}
-	}
-}

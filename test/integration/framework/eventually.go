@@ -33,3 +33,15 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() (bool, error)) 
 		t.Fatalf("waiting for condition: %v", err)
 	}
 }
+
+// Consistently checks cond every pollInterval for d and fails the test the
+// first time it is false: for asserting that something does NOT happen
+// within a bounded window (a pod is not deleted before its deadline).
+func Consistently(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(pollInterval) {
+		if !cond() {
+			t.Fatalf("%s: no longer true", what)
+		}
+	}
+}

@@ -239,16 +239,6 @@ func (e *env) waitEvents(kind, name, reason string, atLeast int) []v1.Event {
 	return events
 }
 
-// consistently fails the test if cond stops holding within d.
-func consistently(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: no longer true", what)
-		}
-	}
-}
-
 func controllerRefOf(p *v1.Pod) string {
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		return fmt.Sprintf("%s/%s/%s", ref.Kind, ref.Name, ref.UID)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 func TestCreatesPodsWithOwnerRefsAndEvents(t *testing.T) {
@@ -188,7 +189,7 @@ func TestOwnerDeletedWithOrphanPropagation(t *testing.T) {
 	e.patchPod(pods[1].Name, `{"metadata":{"labels":{"app":"gone"}}}`)
 	// Neither pod counts any more; nothing is created and nothing released.
 	e.waitRS("web", "status", func(rs *apps.ReplicaSet) bool { return rs.Status.Replicas == 0 })
-	consistently(t, 2*time.Second, "no replacement", func() bool { return len(e.pods()) == 0 })
+	framework.Consistently(t, 2*time.Second, "no replacement", func() bool { return len(e.pods()) == 0 })
 	p, _ := e.client.CoreV1().Pods(e.ns).Get(e.ctx, pods[1].Name, metav1.GetOptions{})
 	if len(p.OwnerReferences) != 1 {
 		t.Errorf("pod released while its owner is being deleted: %+v", p.OwnerReferences)
@@ -300,7 +301,7 @@ func TestLargeReplicaCount(t *testing.T) {
 	if got := e.createsBeforeStatus.Load(); got != replicaset.BurstReplicas {
 		t.Errorf("%d pod creations before the first status write, want %d", got, replicaset.BurstReplicas)
 	}
-	consistently(t, 2*time.Second, "no more pod creations", func() bool { return e.podCreates.Load() == n })
+	framework.Consistently(t, 2*time.Second, "no more pod creations", func() bool { return e.podCreates.Load() == n })
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

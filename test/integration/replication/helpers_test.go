@@ -188,12 +188,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
-
-func consistently(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: no longer true", what)
-		}
-	}
-}

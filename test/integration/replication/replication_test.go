@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 func TestCreatesPodsWithOwnerRefsAndEvents(t *testing.T) {
@@ -112,7 +114,7 @@ func TestOwnerDeletedWithOrphanPropagation(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitRC("web", "status", func(rc *v1.ReplicationController) bool { return rc.Status.Replicas == 1 })
-	consistently(t, 2*time.Second, "no replacement", func() bool { return len(e.pods()) == 1 })
+	framework.Consistently(t, 2*time.Second, "no replacement", func() bool { return len(e.pods()) == 1 })
 }
 
 func TestQuotaFailure(t *testing.T) {
