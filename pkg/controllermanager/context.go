@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
@@ -80,4 +82,30 @@ type Controller interface {
 	// Run blocks until ctx is cancelled and returns only after every
 	// goroutine it started has exited.
 	Run(ctx context.Context)
+}
+
+// RootCABundle returns the cluster's root CA bundle as controllers publish
+// it (upstream's rule): the contents of --root-ca-file, which must parse as
+// PEM certificates, or, when the flag is unset, the CA data of the client
+// config of the named identity (possibly empty).
+func (c *ControllerContext) RootCABundle(clientName string) ([]byte, error) {
+	var file string
+	if c.Config != nil {
+		file = c.Config.SAController.RootCAFile
+	}
+	if file == "" {
+		cfg, err := c.NewClientConfig(clientName)
+		if err != nil {
+			return nil, err
+		}
+		return cfg.CAData, nil
+	}
+	data, err := os.ReadFile(file)
+	if err == nil {
+		_, err = certutil.ParseCertsPEM(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("error parsing root-ca-file at %s: %w", file, err)
+	}
+	return data, nil
 }

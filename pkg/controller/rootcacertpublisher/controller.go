@@ -56,7 +56,7 @@ var _ controllermanager.Controller = (*Controller)(nil)
 // --root-ca-file or, when that is unset, from the CA data of the
 // controller's client config.
 func New(ctx context.Context, cc *controllermanager.ControllerContext, name string) (controllermanager.Controller, error) {
-	rootCA, err := rootCABundle(cc)
+	rootCA, err := cc.RootCABundle(ClientName)
 	if err != nil {
 		return nil, err
 	}

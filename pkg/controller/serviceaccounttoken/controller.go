@@ -3,7 +3,6 @@ package serviceaccounttoken
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -65,7 +63,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, fmt.Errorf("failed to build token generator: %w", err)
 	}
-	rootCA, err := rootCABundle(cc)
+	rootCA, err := cc.RootCABundle(ClientName)
 	if err != nil {
 		return nil, err
 	}
@@ -80,27 +78,6 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	}
 	c.workers = int(cc.Config.SAController.ConcurrentSATokenSyncs)
 	return c, nil
-}
-
-// rootCABundle returns the contents of --root-ca-file, which must parse as
-// PEM certificates, or, when unset, the CA data of the root client config.
-func rootCABundle(cc *controllermanager.ControllerContext) ([]byte, error) {
-	file := cc.Config.SAController.RootCAFile
-	if file == "" {
-		cfg, err := cc.NewClientConfig(ClientName)
-		if err != nil {
-			return nil, err
-		}
-		return cfg.CAData, nil
-	}
-	data, err := os.ReadFile(file)
-	if err == nil {
-		_, err = certutil.ParseCertsPEM(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("error parsing root-ca-file at %s: %w", file, err)
-	}
-	return data, nil
 }
 
 func newController(ctx context.Context, name string, client kubernetes.Interface, signer *Signer, rootCA []byte,
