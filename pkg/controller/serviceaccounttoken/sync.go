@@ -218,17 +218,7 @@ func (c *Controller) removeSecretReference(ctx context.Context, ns, saName strin
 // cachedServiceAccount returns the cached ServiceAccount if it has uid (or
 // uid is empty), and nil when there is none.
 func (c *Controller) cachedServiceAccount(ns, name string, uid types.UID) (*v1.ServiceAccount, error) {
-	sa, err := c.saLister.ServiceAccounts(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if uid != "" && uid != sa.UID {
-		return nil, nil
-	}
-	return sa, nil
+	return withUID(c.saLister.ServiceAccounts(ns).Get(name))(uid)
 }
 
 // serviceAccount is cachedServiceAccount that falls back to a live read on
@@ -238,31 +228,29 @@ func (c *Controller) serviceAccount(ctx context.Context, ns, name string, uid ty
 	if sa, err := c.cachedServiceAccount(ns, name, uid); err != nil || sa != nil {
 		return sa, err
 	}
-	sa, err := c.client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if uid != "" && uid != sa.UID {
-		return nil, nil
-	}
-	return sa, nil
+	return withUID(c.client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{}))(uid)
 }
 
 // cachedSecret returns the cached Secret if it has uid, nil when there is
 // none.
 func (c *Controller) cachedSecret(ns, name string, uid types.UID) (*v1.Secret, error) {
-	s, err := c.secretLister.Secrets(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	return withUID(c.secretLister.Secrets(ns).Get(name))(uid)
+}
+
+// withUID turns the result of a Get into (obj, nil) when obj exists and has
+// uid (any uid when uid is empty), (nil, nil) when it is absent or another
+// object of the same name, and (nil, err) on other errors.
+func withUID[T metav1.Object](obj T, err error) func(uid types.UID) (T, error) {
+	return func(uid types.UID) (T, error) {
+		var none T
+		switch {
+		case apierrors.IsNotFound(err):
+			return none, nil
+		case err != nil:
+			return none, err
+		case uid != "" && uid != obj.GetUID():
+			return none, nil
+		}
+		return obj, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if uid != "" && uid != s.UID {
-		return nil, nil
-	}
-	return s, nil
 }
