@@ -49,7 +49,7 @@ func setup(t *testing.T) *env {
 	cfg := framework.StartEnv(t)
 	e := &env{client: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
 	// The CRD exists before the collector's first discovery.
-	createWidgetCRD(t, e.dyn)
+	framework.CreateWidgetCRD(t, e.dyn, widgets, timeout)
 	cc := framework.NewControllerContext(t, cfg)
 	cc.Config.GarbageCollectorController.EnableGarbageCollector = true
 	cc.Config.GarbageCollectorController.ConcurrentGCSyncs = 5
@@ -72,34 +72,6 @@ func TestDisabled(t *testing.T) {
 	if c != nil || err != nil {
 		t.Errorf("New with --enable-garbage-collector=false = %v, %v; want nil, nil", c, err)
 	}
-}
-
-func createWidgetCRD(t *testing.T, dyn dynamic.Interface) {
-	t.Helper()
-	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]interface{}{"name": widgets.Resource + "." + widgets.Group},
-		"spec": map[string]interface{}{
-			"group": widgets.Group,
-			"scope": "Namespaced",
-			"names": map[string]interface{}{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []interface{}{map[string]interface{}{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
-	if _, err := crds.Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, timeout, func() (bool, error) {
-		_, err := dyn.Resource(widgets).Namespace("default").List(context.Background(), metav1.ListOptions{})
-		return err == nil, nil
-	})
 }
 
 func namespace(t *testing.T, e *env) string {

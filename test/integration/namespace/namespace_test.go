@@ -58,35 +58,6 @@ func createNamespace(t *testing.T, client kubernetes.Interface, prefix string) s
 	return ns.Name
 }
 
-// createWidgetCRD creates a namespaced CRD and waits until it is served.
-func createWidgetCRD(t *testing.T, dyn dynamic.Interface) {
-	t.Helper()
-	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]interface{}{"name": widgets.Resource + "." + widgets.Group},
-		"spec": map[string]interface{}{
-			"group": widgets.Group,
-			"scope": "Namespaced",
-			"names": map[string]interface{}{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []interface{}{map[string]interface{}{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
-	if _, err := crds.Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, timeout, func() (bool, error) {
-		_, err := dyn.Resource(widgets).Namespace("default").List(context.Background(), metav1.ListOptions{})
-		return err == nil, nil
-	})
-}
-
 func condition(ns *v1.Namespace, t v1.NamespaceConditionType) *v1.NamespaceCondition {
 	for i := range ns.Status.Conditions {
 		if ns.Status.Conditions[i].Type == t {
@@ -148,7 +119,7 @@ func pod(name, node string) *v1.Pod {
 func TestNamespaceContentIsDeleted(t *testing.T) {
 	cfg, client := setup(t)
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	createWidgetCRD(t, dyn)
+	framework.CreateWidgetCRD(t, dyn, widgets, timeout)
 	ctx := context.Background()
 	ns := createNamespace(t, client, "nsdel-")
 

@@ -1,0 +1,44 @@
+package framework
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// CreateWidgetCRD creates a namespaced, schemaless CRD of kind Widget served
+// at gvr (Resource "widgets", any group and version) and waits up to
+// timeout until it can be listed.
+func CreateWidgetCRD(t testing.TB, dyn dynamic.Interface, gvr schema.GroupVersionResource, timeout time.Duration) {
+	t.Helper()
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	crd := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]interface{}{"name": gvr.Resource + "." + gvr.Group},
+		"spec": map[string]interface{}{
+			"group": gvr.Group,
+			"scope": "Namespaced",
+			"names": map[string]interface{}{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []interface{}{map[string]interface{}{
+				"name": gvr.Version, "served": true, "storage": true,
+				"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
+					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+				}},
+			}},
+		},
+	}}
+	if _, err := crds.Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	Eventually(t, timeout, func() (bool, error) {
+		_, err := dyn.Resource(gvr).Namespace("default").List(context.Background(), metav1.ListOptions{})
+		return err == nil, nil
+	})
+}
