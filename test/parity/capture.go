@@ -37,7 +37,9 @@ func (c *capturer) capture(ctx context.Context) (*Capture, error) {
 				out.EventCounts = false
 			}
 			for _, o := range objs {
-				if len(spec.Sources) == 0 || slices.Contains(spec.Sources, eventSource(o)) {
+				reason, _, _ := unstructured.NestedString(o.Object, "reason")
+				if (len(spec.Sources) == 0 || slices.Contains(spec.Sources, eventSource(o))) &&
+					(len(spec.Reasons) == 0 || slices.Contains(spec.Reasons, reason)) {
 					out.Events = append(out.Events, o)
 				}
 			}

@@ -55,7 +55,8 @@
 // default to the Namespaces the scenario applies (all namespaces if it
 // applies none), "*" means all. kind: Event captures Events reduced to
 // (source, involved object, type, reason, message), counted; sources limits
-// them to given reporting controllers and counts: false drops the counts.
+// them to given reporting controllers, reasons to given reasons, and
+// counts: false drops the counts.
 //
 // The normaliser (normalize.go) removes what differs between any two runs:
 // uids, resourceVersions, managedFields, timestamps, IP addresses (numbered in

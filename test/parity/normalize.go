@@ -50,6 +50,7 @@ var metadataDropped = []string{"uid", "resourceVersion", "creationTimestamp", "m
 //     name;
 //   - strings that are IP addresses replaced by <ip-N>, numbered in order
 //     of appearance in the output;
+//   - lists whose order means nothing and races (a Node's taints) sorted;
 //   - Ignore paths dropped.
 func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	ignores := make([]ignorePath, 0, len(n.Ignore))
@@ -103,6 +104,7 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	for _, o := range c.Objects {
 		m := scrubMeta(o.UnstructuredContent(), owners)
 		m = w.walk(m).(map[string]any)
+		sortUnordered(o.GetKind(), m)
 		for _, p := range ignores {
 			p.apply(o.GetKind(), m)
 		}
@@ -214,4 +216,38 @@ func deepCopyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// unorderedLists are lists whose order carries no meaning and is decided by
+// a race in upstream itself, with the fields to sort their items by. A
+// Node's taints: node-lifecycle-controller's NoSchedule pass (driven by the
+// Node's update) and its NoExecute tainter (every 100ms) add theirs in
+// either order; no consumer of taints reads their order.
+var unorderedLists = map[string]struct {
+	path []string
+	keys []string
+}{
+	"Node": {path: []string{"spec", "taints"}, keys: []string{"key", "effect", "value"}},
+}
+
+// sortUnordered sorts the unordered lists of an object of the given kind.
+func sortUnordered(kind string, obj map[string]any) {
+	u, ok := unorderedLists[kind]
+	if !ok {
+		return
+	}
+	items, found, err := unstructured.NestedSlice(obj, u.path...)
+	if !found || err != nil {
+		return
+	}
+	sortKey := func(item any) string {
+		m, _ := item.(map[string]any)
+		parts := make([]string, len(u.keys))
+		for i, k := range u.keys {
+			parts[i] = fmt.Sprint(m[k])
+		}
+		return strings.Join(parts, "\x00")
+	}
+	sort.SliceStable(items, func(i, j int) bool { return sortKey(items[i]) < sortKey(items[j]) })
+	_ = unstructured.SetNestedSlice(obj, items, u.path...)
 }

@@ -384,3 +384,16 @@ func TestNormalizeAPIAccessVolume(t *testing.T) {
 		t.Errorf("api access volume not normalised:\n%s", got)
 	}
 }
+
+func TestNormalizeTaintOrder(t *testing.T) {
+	a := normalize(t, nil, &Capture{Objects: objs(t, `{apiVersion: v1, kind: Node, metadata: {name: n},
+  spec: {taints: [{key: node.kubernetes.io/unreachable, effect: NoSchedule}, {key: node.kubernetes.io/unreachable, effect: NoExecute}]}}`)})
+	b := normalize(t, nil, &Capture{Objects: objs(t, `{apiVersion: v1, kind: Node, metadata: {name: n},
+  spec: {taints: [{key: node.kubernetes.io/unreachable, effect: NoExecute}, {key: node.kubernetes.io/unreachable, effect: NoSchedule}]}}`)})
+	if a != b {
+		t.Errorf("taint order still shows:\n%s\n---\n%s", a, b)
+	}
+	if !strings.Contains(a, "effect: NoExecute") || !strings.Contains(a, "effect: NoSchedule") {
+		t.Errorf("taints lost:\n%s", a)
+	}
+}

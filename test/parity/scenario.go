@@ -124,8 +124,10 @@ type CaptureSpec struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 	Names      []string `json:"names,omitempty"`
 	Selector   string   `json:"selector,omitempty"`
-	// Sources and Counts apply to kind Event only.
+	// Sources, Reasons and Counts apply to kind Event only: Events from
+	// those reporting controllers, with those reasons (empty: any).
 	Sources []string `json:"sources,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
 	Counts  *bool    `json:"counts,omitempty"`
 }
 
@@ -265,8 +267,8 @@ func (s *Scenario) validate() error {
 		if c.Kind == "" {
 			errs = append(errs, fmt.Errorf("capture[%d]: kind is required", i))
 		}
-		if c.Kind != eventKind && (len(c.Sources) > 0 || c.Counts != nil) {
-			errs = append(errs, fmt.Errorf("capture[%d]: sources and counts apply to kind Event only", i))
+		if c.Kind != eventKind && (len(c.Sources) > 0 || len(c.Reasons) > 0 || c.Counts != nil) {
+			errs = append(errs, fmt.Errorf("capture[%d]: sources, reasons and counts apply to kind Event only", i))
 		}
 	}
 	for _, p := range s.Ignore {

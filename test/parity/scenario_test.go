@@ -57,7 +57,7 @@ steps:
 - nodes: 3
 capture:
 - kind: Deployment
-- {kind: Event, sources: [deployment-controller], counts: false}
+- {kind: Event, sources: [deployment-controller], reasons: [ScalingReplicaSet], counts: false}
 ignore: ["Pod:spec.nodeName"]
 timeout: 10m
 `,
@@ -104,6 +104,10 @@ timeout: 10m
 	}, {
 		name:    "event options on another kind",
 		yaml:    "capture: [{kind: Pod, counts: false}]\n",
+		wantErr: "Event only",
+	}, {
+		name:    "event reasons on another kind",
+		yaml:    "capture: [{kind: Pod, reasons: [Killing]}]\n",
 		wantErr: "Event only",
 	}, {
 		name:    "zero nodes",

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -106,7 +107,7 @@ func (c *Controller) markAndDelete(ctx context.Context, ref cache.ObjectName) er
 		return err
 	}
 	if cond, changed := disruptionTarget(pod, metav1.NewTime(c.clock.Now())); changed {
-		patch, err := conditionPatch(pod.UID, cond)
+		patch, err := conditionPatch(pod, cond)
 		if err != nil {
 			return err
 		}
@@ -143,14 +144,32 @@ func disruptionTarget(pod *v1.Pod, now metav1.Time) (v1.PodCondition, bool) {
 	return want, true
 }
 
-// conditionPatch is a strategic merge patch of the pod's status that sets
-// one condition (conditions merge by type) and carries the pod's UID as a
-// precondition.
-func conditionPatch(uid types.UID, cond v1.PodCondition) ([]byte, error) {
-	return json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"uid": uid},
-		"status":   map[string]interface{}{"conditions": []v1.PodCondition{cond}},
-	})
+// conditionPatch is the two-way strategic merge patch from the pod's status
+// to that status with cond set in place (or appended), carrying the pod's UID
+// as a precondition. Being computed from both, it orders the conditions
+// ($setElementOrder) as the status update would: a patch of the one
+// condition alone would put a new one first.
+func conditionPatch(pod *v1.Pod, cond v1.PodCondition) ([]byte, error) {
+	status := pod.Status.DeepCopy()
+	i := 0
+	for ; i < len(status.Conditions); i++ {
+		if status.Conditions[i].Type == cond.Type {
+			status.Conditions[i] = cond
+			break
+		}
+	}
+	if i == len(status.Conditions) {
+		status.Conditions = append(status.Conditions, cond)
+	}
+	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
+	if err != nil {
+		return nil, err
+	}
+	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: pod.UID}, Status: *status})
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
 }
 
 // recordEvent records a TaintManagerEviction Event on the pod, referenced by

@@ -1,6 +1,8 @@
 package tainteviction
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -151,5 +154,44 @@ func TestDisruptionTarget(t *testing.T) {
 	p.Status.Conditions[0].Status = v1.ConditionFalse
 	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&now) {
 		t.Errorf("status flip: changed=%v transition=%v, want a new transition time", changed, c.LastTransitionTime)
+	}
+}
+
+// The patch must append a new condition after the existing ones, as the
+// status update upstream computes its patch from, not put it first.
+func TestConditionPatchKeepsOrder(t *testing.T) {
+	p := pod(testNode)
+	p.UID = "uid-1"
+	p.Status.Conditions = []v1.PodCondition{
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+		{Type: v1.PodReady, Status: v1.ConditionFalse},
+	}
+	cond, _ := disruptionTarget(p, metav1.NewTime(t0))
+	patch, err := conditionPatch(p, cond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := strategicpatch.StrategicMergePatch(orig, patch, v1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got v1.Pod
+	if err := json.Unmarshal(merged, &got); err != nil {
+		t.Fatal(err)
+	}
+	var types []v1.PodConditionType
+	for _, c := range got.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	want := []v1.PodConditionType{v1.PodScheduled, v1.PodReady, v1.DisruptionTarget}
+	if fmt.Sprint(types) != fmt.Sprint(want) {
+		t.Errorf("conditions after the patch: %v, want %v", types, want)
+	}
+	if !bytes.Contains(patch, []byte(`"uid":"uid-1"`)) {
+		t.Errorf("patch %s lacks the uid precondition", patch)
 	}
 }
