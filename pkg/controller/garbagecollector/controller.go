@@ -91,6 +91,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	c := newController(name, int(cfg.ConcurrentGCSyncs), md, disco, cc.RESTMapper, cc.MetadataInformerFactory,
 		ignored, cc.InformersStarted, recorder)
 	c.stopEvents = stop
+	c.monitors.typed = cc.StartedTypedInformer
 	if cc.Clock != nil {
 		c.clock = cc.Clock
 	}

@@ -16,8 +16,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// monitor is the graph builder's event handler on the shared metadata
-// informer of one resource.
+// monitor is the graph builder's event handler on the shared informer of
+// one resource: the typed one another controller already runs, else a
+// metadata-only one.
 type monitor struct {
 	informer cache.SharedIndexInformer
 	reg      cache.ResourceEventHandlerRegistration
@@ -25,7 +26,11 @@ type monitor struct {
 
 // monitors keeps one monitor per deletable, non-ignored resource.
 type monitors struct {
-	factory          metadatainformer.SharedInformerFactory
+	factory metadatainformer.SharedInformerFactory
+	// typed, if set, returns the full-object informer of a resource when
+	// another controller already runs one (it is asked only after the
+	// factories started); sharing it saves a second watch and cache.
+	typed            func(schema.GroupVersionResource) (cache.SharedIndexInformer, bool)
 	mapper           meta.RESTMapper
 	ignored          map[schema.GroupResource]struct{}
 	builder          *builder
@@ -65,7 +70,7 @@ func (m *monitors) sync(ctx context.Context, resources resourceSet) error {
 			errs = append(errs, fmt.Errorf("couldn't look up resource %q: %w", r, err))
 			continue
 		}
-		inf := m.factory.ForResource(r).Informer()
+		inf := m.informerFor(r)
 		reg, err := inf.AddEventHandler(m.builder.handlers(kind))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("couldn't start monitor for resource %q: %w", r, err))
@@ -85,6 +90,17 @@ func (m *monitors) sync(ctx context.Context, resources resourceSet) error {
 	logger.V(4).Info("synced monitors", "added", added, "kept", kept, "removed", removed)
 	m.startLocked(ctx)
 	return errors.Join(errs...)
+}
+
+// informerFor returns the typed informer of r that other controllers
+// already run, or else the metadata informer.
+func (m *monitors) informerFor(r schema.GroupVersionResource) cache.SharedIndexInformer {
+	if m.typed != nil && m.started {
+		if inf, ok := m.typed(r); ok {
+			return inf
+		}
+	}
+	return m.factory.ForResource(r).Informer()
 }
 
 // start marks the monitors as running and starts the informers once kcm
