@@ -103,13 +103,14 @@ func newController(ctx context.Context, name string, d *deleter, informer corein
 	return c, nil
 }
 
-// rateLimiter is upstream's per-namespace backoff, 5ms doubling up to 60s
-// (shorter than the controllers' default 1000s). Upstream adds an overall
-// 10 qps token bucket built on golang.org/x/time/rate, which kcm's product
-// code does not import; the per-item backoff is what paces a stuck
-// namespace.
+// rateLimiter is upstream's: per-namespace backoff, 5ms doubling up to 60s
+// (shorter than the controllers' default 1000s), and an overall token
+// bucket of 10 qps with a burst of 100.
 func rateLimiter() workqueue.TypedRateLimiter[string] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 60*time.Second)
+	return workqueue.NewTypedMaxOfRateLimiter[string](
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 60*time.Second),
+		controller.NewBucketRateLimiter[string](10, 100, nil),
+	)
 }
 
 // Name returns the controller's canonical name.
