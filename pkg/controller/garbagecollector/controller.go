@@ -87,6 +87,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	for _, r := range cfg.GCIgnoredResources {
 		ignored[schema.GroupResource{Group: r.Group, Resource: r.Resource}] = struct{}{}
 	}
+	registerMetrics()
 	recorder, stop := controller.NewRecorder(ctx, client, component)
 	c := newController(name, int(cfg.ConcurrentGCSyncs), md, disco, cc.RESTMapper, cc.MetadataInformerFactory,
 		ignored, cc.InformersStarted, recorder)

@@ -70,6 +70,7 @@ func (c *Controller) syncResources(ctx context.Context, old resourceSet) resourc
 	found, err := deletableResources(ctx, c.discovery)
 	if len(found) == 0 {
 		logger.V(2).Info("no resources reported by discovery, skipping garbage collector sync")
+		resourcesSyncErrors.Inc()
 		return old
 	}
 	if failed, ok := discovery.GroupDiscoveryFailedErrorGroups(err); ok {
@@ -86,7 +87,12 @@ func (c *Controller) syncResources(ctx context.Context, old resourceSet) resourc
 	logger.V(2).Info("syncing garbage collector with updated resources from discovery", "diff", diff(old, found))
 	c.mapper.Reset()
 	if err := c.monitors.sync(ctx, found); err != nil {
-		logger.Error(err, "failed to sync some resource monitors")
+		// As upstream: the round counts as failed and is retried whole on
+		// the next tick (a resource the RESTMapper could not map yet gets
+		// its monitor then), even if discovery has not changed since.
+		logger.Error(err, "failed to sync resource monitors")
+		resourcesSyncErrors.Inc()
+		return old
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, resyncPeriod)
 	defer cancel()
@@ -94,6 +100,7 @@ func (c *Controller) syncResources(ctx context.Context, old resourceSet) resourc
 		logger.V(2).Info("synced garbage collector")
 	} else if ctx.Err() == nil {
 		logger.Info("timed out waiting for dependency graph builder sync during GC sync", "unsynced", c.monitors.unsynced())
+		resourcesSyncErrors.Inc()
 	}
 	return found
 }
