@@ -1,9 +1,7 @@
 package podgc
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,8 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/klog/v2"
+
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 )
 
 // forceDelete marks pod Failed (adding cond, if any) unless its phase is
@@ -58,38 +57,7 @@ func failedStatusPatch(pod *v1.Pod, cond *v1.PodCondition, now metav1.Time) ([]b
 	if cond != nil {
 		c := *cond
 		c.ObservedGeneration = pod.Generation
-		setCondition(status, c, now)
+		podcontrol.SetCondition(status, c, now)
 	}
-	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
-	if err != nil {
-		return nil, err
-	}
-	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: pod.UID}, Status: *status})
-	if err != nil {
-		return nil, err
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
-	if err != nil {
-		return nil, fmt.Errorf("creating the status patch of pod %q/%q: %w", pod.Namespace, pod.Name, err)
-	}
-	if bytes.Equal(patch, []byte(fmt.Sprintf(`{"metadata":{"uid":%q}}`, pod.UID))) {
-		return nil, nil
-	}
-	return patch, nil
-}
-
-// setCondition adds cond to status or replaces the condition of its type,
-// keeping the transition time when the status does not change.
-func setCondition(status *v1.PodStatus, cond v1.PodCondition, now metav1.Time) {
-	cond.LastTransitionTime = now
-	for i := range status.Conditions {
-		if status.Conditions[i].Type == cond.Type {
-			if status.Conditions[i].Status == cond.Status {
-				cond.LastTransitionTime = status.Conditions[i].LastTransitionTime
-			}
-			status.Conditions[i] = cond
-			return
-		}
-	}
-	status.Conditions = append(status.Conditions, cond)
+	return podcontrol.StatusPatch(pod, status)
 }

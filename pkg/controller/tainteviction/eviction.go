@@ -2,7 +2,6 @@ package tainteviction
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,9 +9,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 )
 
 // Upstream's Event reason and messages (the argument is namespace/name), the
@@ -106,11 +106,11 @@ func (c *Controller) markAndDelete(ctx context.Context, ref cache.ObjectName) er
 	if err != nil {
 		return err
 	}
-	if cond, changed := disruptionTarget(pod, metav1.NewTime(c.clock.Now())); changed {
-		patch, err := conditionPatch(pod, cond)
-		if err != nil {
-			return err
-		}
+	patch, err := disruptionTargetPatch(pod, metav1.NewTime(c.clock.Now()))
+	if err != nil {
+		return err
+	}
+	if patch != nil {
 		if _, err := pods.Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 			return fmt.Errorf("adding condition %s to pod %s: %w", v1.DisruptionTarget, ref, err)
 		}
@@ -118,58 +118,22 @@ func (c *Controller) markAndDelete(ctx context.Context, ref cache.ObjectName) er
 	return pods.Delete(ctx, ref.Name, metav1.DeleteOptions{})
 }
 
-// disruptionTarget returns the DisruptionTarget condition the pod must
-// carry, and whether that differs from the one it has. A condition whose
-// status does not change keeps its lastTransitionTime.
-func disruptionTarget(pod *v1.Pod, now metav1.Time) (v1.PodCondition, bool) {
-	want := v1.PodCondition{
+// disruptionTargetPatch is the status patch that sets the pod's
+// DisruptionTarget condition as upstream does (in place or appended; a
+// condition whose status stays keeps its lastTransitionTime), or nil when
+// the pod carries it already (observedGeneration aside, as upstream).
+func disruptionTargetPatch(pod *v1.Pod, now metav1.Time) ([]byte, error) {
+	status := pod.Status.DeepCopy()
+	if !podcontrol.SetCondition(status, v1.PodCondition{
 		Type:               v1.DisruptionTarget,
 		ObservedGeneration: pod.Generation,
 		Status:             v1.ConditionTrue,
-		LastTransitionTime: now,
 		Reason:             conditionReason,
 		Message:            conditionMessage,
+	}, now) {
+		return nil, nil
 	}
-	for _, have := range pod.Status.Conditions {
-		if have.Type != v1.DisruptionTarget {
-			continue
-		}
-		if have.Status == want.Status {
-			want.LastTransitionTime = have.LastTransitionTime
-		}
-		same := have.Status == want.Status && have.Reason == want.Reason && have.Message == want.Message &&
-			have.LastProbeTime.Equal(&want.LastProbeTime)
-		return want, !same
-	}
-	return want, true
-}
-
-// conditionPatch is the two-way strategic merge patch from the pod's status
-// to that status with cond set in place (or appended), carrying the pod's UID
-// as a precondition. Being computed from both, it orders the conditions
-// ($setElementOrder) as the status update would: a patch of the one
-// condition alone would put a new one first.
-func conditionPatch(pod *v1.Pod, cond v1.PodCondition) ([]byte, error) {
-	status := pod.Status.DeepCopy()
-	i := 0
-	for ; i < len(status.Conditions); i++ {
-		if status.Conditions[i].Type == cond.Type {
-			status.Conditions[i] = cond
-			break
-		}
-	}
-	if i == len(status.Conditions) {
-		status.Conditions = append(status.Conditions, cond)
-	}
-	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
-	if err != nil {
-		return nil, err
-	}
-	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: pod.UID}, Status: *status})
-	if err != nil {
-		return nil, err
-	}
-	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
+	return podcontrol.StatusPatch(pod, status)
 }
 
 // recordEvent records a TaintManagerEviction Event on the pod, referenced by

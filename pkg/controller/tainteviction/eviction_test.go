@@ -1,7 +1,6 @@
 package tainteviction
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,58 +139,47 @@ func TestRunEvictionNotDue(t *testing.T) {
 	}
 }
 
-func TestDisruptionTarget(t *testing.T) {
+func TestDisruptionTargetPatch(t *testing.T) {
 	now := metav1.NewTime(t0)
 	earlier := metav1.NewTime(t0.Add(-time1h))
+	// apply returns the pod's conditions after the patch.
+	apply := func(p *v1.Pod) []v1.PodCondition {
+		t.Helper()
+		patch, err := disruptionTargetPatch(p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if patch == nil {
+			return nil
+		}
+		orig, _ := json.Marshal(p)
+		merged, err := strategicpatch.StrategicMergePatch(orig, patch, v1.Pod{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got v1.Pod
+		if err := json.Unmarshal(merged, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Conditions
+	}
 	p := pod(testNode)
-	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&now) {
-		t.Errorf("new condition: changed=%v transition=%v", changed, c.LastTransitionTime)
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}
+	got := apply(p)
+	if len(got) != 2 || got[0].Type != v1.PodReady || got[1].Type != v1.DisruptionTarget || !got[1].LastTransitionTime.Equal(&now) {
+		t.Errorf("new condition: %+v, want it appended after Ready at now", got)
 	}
 	p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "Other", LastTransitionTime: earlier}}
-	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&earlier) {
-		t.Errorf("other reason: changed=%v transition=%v, want changed with the old transition time", changed, c.LastTransitionTime)
+	if got := apply(p); len(got) != 1 || got[0].Reason != conditionReason || !got[0].LastTransitionTime.Equal(&earlier) {
+		t.Errorf("other reason: %+v, want ours with the old transition time", got)
 	}
 	p.Status.Conditions[0].Status = v1.ConditionFalse
-	if c, changed := disruptionTarget(p, now); !changed || !c.LastTransitionTime.Equal(&now) {
-		t.Errorf("status flip: changed=%v transition=%v, want a new transition time", changed, c.LastTransitionTime)
+	if got := apply(p); len(got) != 1 || got[0].Status != v1.ConditionTrue || !got[0].LastTransitionTime.Equal(&now) {
+		t.Errorf("status flip: %+v, want True with a new transition time", got)
 	}
-}
-
-// The patch must append a new condition after the existing ones, as the
-// status update upstream computes its patch from, not put it first.
-func TestConditionPatchKeepsOrder(t *testing.T) {
-	p := pod(testNode)
-	p.UID = "uid-1"
-	p.Status.Conditions = []v1.PodCondition{
-		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
-		{Type: v1.PodReady, Status: v1.ConditionFalse},
-	}
-	cond, _ := disruptionTarget(p, metav1.NewTime(t0))
-	patch, err := conditionPatch(p, cond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := strategicpatch.StrategicMergePatch(orig, patch, v1.Pod{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got v1.Pod
-	if err := json.Unmarshal(merged, &got); err != nil {
-		t.Fatal(err)
-	}
-	var types []v1.PodConditionType
-	for _, c := range got.Status.Conditions {
-		types = append(types, c.Type)
-	}
-	want := []v1.PodConditionType{v1.PodScheduled, v1.PodReady, v1.DisruptionTarget}
-	if fmt.Sprint(types) != fmt.Sprint(want) {
-		t.Errorf("conditions after the patch: %v, want %v", types, want)
-	}
-	if !bytes.Contains(patch, []byte(`"uid":"uid-1"`)) {
-		t.Errorf("patch %s lacks the uid precondition", patch)
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: conditionReason,
+		Message: conditionMessage, LastTransitionTime: earlier}}
+	if patch, err := disruptionTargetPatch(p, now); err != nil || patch != nil {
+		t.Errorf("already marked: patch %s, %v; want none", patch, err)
 	}
 }
