@@ -70,7 +70,7 @@ func Build(ctx context.Context, cc, rootCC *ControllerContext, registry Registry
 		if r, ok := ctrl.(ReadinessReporter); ok {
 			ready = append(ready, healthz.NamedCheck(d.Name+"-ready", r.ReadinessCheck))
 		}
-		installDebug(debugMux, ctrl)
+		installDebug(debugMux, ctrl, d.Aliases)
 	}
 	if len(unimplemented) > 0 {
 		logger.Info("Enabled controllers that kcm does not implement yet; they will not run", "controllers", unimplemented)
@@ -115,7 +115,11 @@ func healthCheck(t *tracked) healthz.HealthChecker {
 	})
 }
 
-func installDebug(m *mux.PathRecorderMux, ctrl Controller) {
+// installDebug serves the controller's debugging handler under
+// /debug/controllers/<name>, as upstream v1.37, and under each alias too:
+// before canonical names (v1.28) upstream served it there, e.g.
+// /debug/controllers/garbagecollector/graph, and runbooks still use that.
+func installDebug(m *mux.PathRecorderMux, ctrl Controller, aliases []string) {
 	d, ok := ctrl.(controller.Debuggable)
 	if !ok || m == nil {
 		return
@@ -124,9 +128,11 @@ func installDebug(m *mux.PathRecorderMux, ctrl Controller) {
 	if h == nil {
 		return
 	}
-	base := "/debug/controllers/" + ctrl.Name()
-	m.UnlistedHandle(base, http.StripPrefix(base, h))
-	m.UnlistedHandlePrefix(base+"/", http.StripPrefix(base, h))
+	for _, name := range append([]string{ctrl.Name()}, aliases...) {
+		base := "/debug/controllers/" + name
+		m.UnlistedHandle(base, http.StripPrefix(base, h))
+		m.UnlistedHandlePrefix(base+"/", http.StripPrefix(base, h))
+	}
 }
 
 // tracked wraps a controller so that its health check fails if its Run
