@@ -16,8 +16,6 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -145,98 +143,37 @@ func (e *env) waitRS(name string, what string, cond func(*apps.ReplicaSet) bool)
 	return rs
 }
 
-// pods returns the namespace's pods with the selected labels that are not
-// being deleted.
-func (e *env) pods() []v1.Pod {
-	e.t.Helper()
-	list, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(podLabels).String()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []v1.Pod
-	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+// namespace is the framework's pod and Event helpers on e's namespace.
+func (e *env) namespace() framework.Namespace {
+	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}
 }
+
+// pods returns the selected pods that are not being deleted.
+func (e *env) pods() []v1.Pod { e.t.Helper(); return e.namespace().LivePods(podLabels) }
 
 // waitPods waits until exactly n selected pods exist that are not being
 // deleted, and returns them.
 func (e *env) waitPods(n int) []v1.Pod {
 	e.t.Helper()
-	var pods []v1.Pod
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		pods = e.pods()
-		return len(pods) == n, nil
-	})
-	return pods
+	return e.namespace().WaitLivePods(podLabels, n, timeout)
 }
 
 func (e *env) createPod(name string, lbls map[string]string, owners ...metav1.OwnerReference) *v1.Pod {
 	e.t.Helper()
-	p, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls, OwnerReferences: owners},
-		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return e.namespace().CreatePod(name, lbls, owners...)
 }
 
-// bind assigns the pod to a node, as the scheduler would.
-func (e *env) bind(pod, node string) {
-	e.t.Helper()
-	err := e.client.CoreV1().Pods(e.ns).Bind(e.ctx, &v1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: pod},
-		Target:     v1.ObjectReference{Kind: "Node", Name: node},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-// setRunning sets the pod Running, and Ready since now if ready, as the
-// kubelet would.
+func (e *env) bind(pod, node string) { e.t.Helper(); e.namespace().Bind(pod, node) }
 func (e *env) setRunning(name string, ready bool) {
 	e.t.Helper()
-	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p.Status.Phase = v1.PodRunning
-	if ready {
-		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-	}
-	if _, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
+	e.namespace().SetRunning(name, ready)
 }
+func (e *env) patchPod(name, patch string) { e.t.Helper(); e.namespace().PatchPod(name, patch) }
 
-func (e *env) patchPod(name, patch string) {
-	e.t.Helper()
-	if _, err := e.client.CoreV1().Pods(e.ns).Patch(e.ctx, name, "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-// waitEvents waits for Events of reason on the named object and returns
-// their messages.
+// waitEvents waits for Events of reason on the named object.
 func (e *env) waitEvents(kind, name, reason string, atLeast int) []v1.Event {
 	e.t.Helper()
-	var events []v1.Event
-	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name, "reason": reason}.String()
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return false, err
-		}
-		events = list.Items
-		return len(events) >= atLeast, nil
-	})
-	return events
+	return e.namespace().WaitEvents(kind, name, reason, atLeast, timeout)
 }
 
 func controllerRefOf(p *v1.Pod) string {

@@ -12,8 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -100,84 +98,36 @@ func (e *env) waitRC(name, what string, cond func(*v1.ReplicationController) boo
 	return rc
 }
 
-// pods returns the selected pods that are not being deleted.
-func (e *env) pods() []v1.Pod {
-	e.t.Helper()
-	list, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(podLabels).String()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []v1.Pod
-	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+// namespace is the framework's pod and Event helpers on e's namespace.
+func (e *env) namespace() framework.Namespace {
+	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}
 }
+
+// pods returns the selected pods that are not being deleted.
+func (e *env) pods() []v1.Pod { e.t.Helper(); return e.namespace().LivePods(podLabels) }
 
 func (e *env) waitPods(n int) []v1.Pod {
 	e.t.Helper()
-	var pods []v1.Pod
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		pods = e.pods()
-		return len(pods) == n, nil
-	})
-	return pods
+	return e.namespace().WaitLivePods(podLabels, n, timeout)
 }
 
 func (e *env) createPod(name string, lbls map[string]string, owners ...metav1.OwnerReference) {
 	e.t.Helper()
-	_, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls, OwnerReferences: owners},
-		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	e.namespace().CreatePod(name, lbls, owners...)
 }
 
 // runReady binds the pod and makes it Running and Ready since now.
 func (e *env) runReady(name string) {
 	e.t.Helper()
-	err := e.client.CoreV1().Pods(e.ns).Bind(e.ctx, &v1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Target:     v1.ObjectReference{Kind: "Node", Name: "node-1"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p.Status.Phase = v1.PodRunning
-	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-	if _, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
+	e.namespace().Bind(name, "node-1")
+	e.namespace().SetRunning(name, true)
 }
 
-func (e *env) patchPod(name, patch string) {
-	e.t.Helper()
-	if _, err := e.client.CoreV1().Pods(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-}
+func (e *env) patchPod(name, patch string) { e.t.Helper(); e.namespace().PatchPod(name, patch) }
 
 func (e *env) waitEvents(name, reason string, atLeast int) []v1.Event {
 	e.t.Helper()
-	var events []v1.Event
-	sel := fields.Set{"involvedObject.kind": "ReplicationController", "involvedObject.name": name, "reason": reason}.String()
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return false, err
-		}
-		events = list.Items
-		return len(events) >= atLeast, nil
-	})
-	return events
+	return e.namespace().WaitEvents("ReplicationController", name, reason, atLeast, timeout)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
