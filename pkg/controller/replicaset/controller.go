@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/featuregate"
@@ -22,6 +21,7 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 	"github.com/kcm-dev/kcm/internal/controller/expectations"
+	"github.com/kcm-dev/kcm/internal/controller/labelindex"
 	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -112,7 +112,6 @@ type Controller struct {
 	owners    Owners
 	clock     clock.PassiveClock
 
-	podLister  corelisters.PodLister
 	podIndexer cache.Indexer
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
@@ -178,6 +177,9 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	if err := controllerref.AddPodControllerIndex(podInformer); err != nil {
 		return nil, fmt.Errorf("adding pod index %q: %w", controllerref.PodControllerIndex, err)
 	}
+	if err := labelindex.Add(podInformer); err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		name:                cfg.Name,
 		component:           cfg.EventComponent,
@@ -186,7 +188,6 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		client:              cfg.Client,
 		owners:              cfg.Owners,
 		clock:               clk,
-		podLister:           cfg.Pods.Lister(),
 		podIndexer:          podInformer.GetIndexer(),
 		queue:               controller.Queue(cfg.QueueName),
 		expectations:        expectations.NewUIDTracking(clk),

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller/labelindex"
 	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
@@ -125,7 +126,7 @@ func (c *Controller) relatedPods(logger klog.Logger, rs *apps.ReplicaSet) []*v1.
 		if err != nil {
 			continue // an invalid selector matches nothing
 		}
-		pods, err := c.podLister.Pods(other.Namespace).List(selector)
+		pods, err := labelindex.Select[*v1.Pod](c.podIndexer, other.Namespace, selector)
 		if err != nil {
 			continue
 		}
