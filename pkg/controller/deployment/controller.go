@@ -3,6 +3,7 @@ package deployment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apps "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,14 @@ const (
 	// maxRetries is how often a failing Deployment is retried (5ms doubling
 	// up to about 82s) before it is dropped until its next event.
 	maxRetries = 15
+
+	// StatusSpacing is the Spacer period of status writes that change only
+	// counters (and the Progressing condition's lastUpdateTime). Upstream
+	// writes each; during a rollout the counters move with every pod, and
+	// spacing the writes roughly halves them. Changes of a condition,
+	// observedGeneration, collisionCount or annotations are written at
+	// once.
+	StatusSpacing = 500 * time.Millisecond
 )
 
 var controllerKind = apps.SchemeGroupVersion.WithKind("Deployment")
@@ -54,6 +63,9 @@ type Config struct {
 	// TerminatingReplicas reports status.terminatingReplicas (gate
 	// DeploymentReplicaSetTerminatingReplicas).
 	TerminatingReplicas bool
+	// StatusSpacing is the Spacer period of status writes that change
+	// only counters; 0 writes every change at once, as upstream does.
+	StatusSpacing time.Duration
 	// Recorder replaces the event recorder Run builds over Client (tests).
 	Recorder record.EventRecorder
 }
@@ -76,6 +88,8 @@ type Controller struct {
 
 	// written are the controller's own writes the cache lags behind.
 	written writtenDeployments
+	// statusSpacer spaces status writes that change only counters.
+	statusSpacer *controller.Spacer
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -99,6 +113,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Clock:               cc.Clock,
 		Workers:             int(cc.Config.DeploymentController.ConcurrentDeploymentSyncs),
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
+		StatusSpacing:       StatusSpacing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating Deployment controller: %w", err)
@@ -135,6 +150,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		queue:               controller.Queue(queueName),
 		workers:             cfg.Workers,
 		terminatingReplicas: cfg.TerminatingReplicas,
+		statusSpacer:        controller.NewSpacer(cfg.StatusSpacing, clk),
 		recorder:            cfg.Recorder,
 	}
 

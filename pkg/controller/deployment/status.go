@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // Reasons of the Deployment conditions, and of the Events about them.
@@ -137,6 +138,14 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	if statusUnchanged(s.d.Status, s.stored.Status) && maps.Equal(s.d.Annotations, s.stored.Annotations) {
 		return nil
 	}
+	key := s.d.Namespace + "/" + s.d.Name
+	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) {
+		// Written less than a period ago: write when the period ends,
+		// with whatever else changed by then.
+		klog.FromContext(ctx).V(4).Info("Delaying deployment status update", "deployment", klog.KObj(s.d), "delay", d)
+		c.queue.AddAfter(key, d)
+		return nil
+	}
 	updated, err := c.client.AppsV1().Deployments(s.d.Namespace).UpdateStatus(ctx, s.d, metav1.UpdateOptions{})
 	if err != nil {
 		return err
@@ -144,5 +153,24 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	klog.FromContext(ctx).V(4).Info("Updated deployment status", "deployment", klog.KObj(s.d), "resourceVersion", updated.ResourceVersion)
 	s.stored = updated
 	s.d.ResourceVersion = updated.ResourceVersion
+	c.statusSpacer.Wrote(key)
 	return nil
+}
+
+// countersOnly reports whether the status of next differs from stored's
+// only in its counters and in the lastUpdateTime of its conditions.
+func countersOnly(stored, next *apps.Deployment) bool {
+	a, b := stored.Status, next.Status
+	if a.ObservedGeneration != b.ObservedGeneration || !ptr.Equal(a.CollisionCount, b.CollisionCount) ||
+		len(a.Conditions) != len(b.Conditions) || !maps.Equal(stored.Annotations, next.Annotations) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			!x.LastTransitionTime.Equal(&y.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
 }

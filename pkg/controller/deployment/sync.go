@@ -61,6 +61,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.dLister.Deployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.written.newest(key, nil)
+		c.statusSpacer.Forget(key)
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -33,6 +34,12 @@ const (
 	ClientName = "replicaset-controller"
 	// BurstReplicas bounds the pods created or deleted by one sync.
 	BurstReplicas = 500
+	// StatusSpacing is the Spacer period for syncs caused by pod status
+	// changes (not upstream's: it syncs each). Pods of one owner tend to
+	// become ready within a fraction of a second of each other; one status
+	// write for them instead of one each halves the status writes of a
+	// rollout, and the Deployment syncs and writes each of them causes.
+	StatusSpacing = 500 * time.Millisecond
 
 	queueName = "replicaset"
 	// statusUpdateRetries is how often a failed status update is retried,
@@ -96,6 +103,9 @@ type Config struct {
 	ConsistencyCheck bool
 	// PodDeletionCost ranks pods by their pod-deletion-cost annotation.
 	PodDeletionCost bool
+	// StatusSpacing is the Spacer period of the syncs that pod status
+	// changes cause; 0 syncs every change at once, as upstream does.
+	StatusSpacing time.Duration
 
 	// PodControl replaces the pod control Run builds over Client (tests).
 	PodControl podcontrol.Interface
@@ -124,6 +134,8 @@ type Controller struct {
 	burstReplicas       int
 	terminatingReplicas bool
 	deletionCost        bool
+	// statusSpacer spaces the syncs of pod status changes.
+	statusSpacer *controller.Spacer
 
 	// podControl is set by Run, before any worker starts, unless
 	// Config.PodControl was.
@@ -158,6 +170,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
 		ConsistencyCheck:    features.Enabled(cc.FeatureGate, staleControllerConsistency),
 		PodDeletionCost:     features.Enabled(cc.FeatureGate, PodDeletionCostGate),
+		StatusSpacing:       StatusSpacing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicaSet controller: %w", err)
@@ -195,6 +208,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		burstReplicas:       cfg.BurstReplicas,
 		terminatingReplicas: cfg.TerminatingReplicas,
 		deletionCost:        cfg.PodDeletionCost,
+		statusSpacer:        controller.NewSpacer(cfg.StatusSpacing, clk),
 		podControl:          cfg.PodControl,
 	}
 	ownerInformer := cfg.Owners.Informer()

@@ -57,8 +57,24 @@ func (c *Controller) updateOwner(logger klog.Logger, oldObj, newObj interface{})
 		c.deleteOwner(logger, cache.DeletedFinalStateUnknown{Key: objectKey(oldM), Obj: oldObj})
 	}
 	// Every update is synced, not just spec changes: a sync that has
-	// nothing to do costs only cache reads.
+	// nothing to do costs only cache reads. A change of status alone (most
+	// often the controller's own write coming back) is spaced like the pod
+	// status changes it reports.
+	if statusOnlyChange(oldM, newM) {
+		c.statusSpacer.Add(c.queue, objectKey(newM))
+		return
+	}
 	c.enqueue(newM)
+}
+
+// statusOnlyChange reports whether an owner's update changed neither its
+// spec (generation) nor the metadata that syncing acts on.
+func statusOnlyChange(oldM, newM metav1.Object) bool {
+	return oldM.GetUID() == newM.GetUID() &&
+		oldM.GetGeneration() == newM.GetGeneration() &&
+		oldM.GetDeletionTimestamp().Equal(newM.GetDeletionTimestamp()) &&
+		reflect.DeepEqual(oldM.GetLabels(), newM.GetLabels()) &&
+		reflect.DeepEqual(oldM.GetOwnerReferences(), newM.GetOwnerReferences())
 }
 
 func (c *Controller) deleteOwner(logger klog.Logger, obj interface{}) {
@@ -75,6 +91,7 @@ func (c *Controller) deleteOwner(logger klog.Logger, obj interface{}) {
 	c.consistency.Clear(types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}, m.GetUID())
 	// A new object of the same name must start clean.
 	c.expectations.DeleteExpectations(logger, key)
+	c.statusSpacer.Forget(key)
 	c.queue.Add(key)
 }
 
@@ -161,7 +178,13 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 			return
 		}
 		logger.V(4).Info("Pod objectMeta updated", "pod", klog.KObj(curPod))
-		c.enqueue(rs)
+		if labelsChanged || refChanged || setback(oldPod, curPod) {
+			// A release, an adoption, a replacement to create or a fall
+			// in readiness: at once.
+			c.enqueue(rs)
+		} else {
+			c.statusSpacer.Add(c.queue, objectKey(rs))
+		}
 		// A pod that just became ready becomes available minReadySeconds
 		// later; nothing else will wake the owner then.
 		if rs.Spec.MinReadySeconds > 0 && !podranking.IsReady(oldPod) && podranking.IsReady(curPod) {
@@ -181,6 +204,13 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 			c.enqueue(rs)
 		}
 	}
+}
+
+// setback reports whether a pod stopped being active (it needs a
+// replacement) or ready.
+func setback(oldPod, curPod *v1.Pod) bool {
+	return podranking.IsActive(oldPod) && !podranking.IsActive(curPod) ||
+		podranking.IsReady(oldPod) && !podranking.IsReady(curPod)
 }
 
 // deletePod counts an expected deletion and wakes the pod's owner. obj may

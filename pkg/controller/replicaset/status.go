@@ -81,6 +81,21 @@ func statusUpToDate(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 		reflect.DeepEqual(cur.Conditions, status.Conditions)
 }
 
+// onlyProgress reports whether status differs from rs's current one only
+// by counters that did not fall: no condition or observedGeneration
+// change, no fewer ready, available or fully labeled replicas. Those are
+// the changes a Spacer may hold back. A fall must be written at once: an
+// owning Deployment's Available condition turns False on it, and skipping
+// the dip would change the Deployment's conditions, not just delay them.
+func onlyProgress(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
+	cur := rs.Status
+	return cur.ObservedGeneration == rs.Generation &&
+		status.ReadyReplicas >= cur.ReadyReplicas &&
+		status.AvailableReplicas >= cur.AvailableReplicas &&
+		status.FullyLabeledReplicas >= cur.FullyLabeledReplicas &&
+		reflect.DeepEqual(cur.Conditions, status.Conditions)
+}
+
 // updateStatus writes status, with observedGeneration set to rs's
 // generation, unless nothing would change. A failed write is retried once
 // on a freshly read object.

@@ -88,12 +88,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// One instant for the status and for the next availability check.
 	now := c.clock.Now()
 	status := c.calculateStatus(rs, activePods, terminatingPods, manageErr, now)
+	if d := c.statusSpacer.Delay(key); d > 0 && !statusUpToDate(rs, status) && onlyProgress(rs, status) {
+		// Progress only, and written less than a period ago: write it
+		// when the period ends, with whatever else changed by then.
+		logger.V(4).Info("Delaying status update", "kind", c.kind.Kind, "key", key, "delay", d)
+		c.queue.AddAfter(key, d)
+		return manageErr
+	}
 	updated, err := c.updateStatus(ctx, rs, status)
 	if err != nil {
 		return err
 	}
 	if updated != rs {
 		c.consistency.WroteAt(nn, rs.UID, c.resource, updated.ResourceVersion)
+		c.statusSpacer.Wrote(key)
 	}
 	if manageErr != nil {
 		return manageErr

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/pkg/features"
 )
 
@@ -448,4 +449,117 @@ func TestGateDefaults(t *testing.T) {
 		}
 	}
 
+}
+
+func TestStatusWritesAreSpaced(t *testing.T) {
+	rs := newRS(2)
+	a := newPod("a", ownedBy(rs), running("n"), readyFor(time.Hour))
+	b := newPod("b", ownedBy(rs), running("n"))
+	f := newFixture(t, rs, a, b)
+	f.c.statusSpacer = controller.NewSpacer(time.Second, f.clock)
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	updates := f.statusUpdates()
+	if len(updates) != 1 || updates[0].Status.ReadyReplicas != 1 {
+		t.Fatalf("first sync: %d status updates, want 1 with one ready pod", len(updates))
+	}
+
+	// The write comes back through the informer; right after, pod b
+	// becomes ready: its status change waits for the period to end.
+	written := updates[0]
+	indexer := f.c.owners.Informer().GetIndexer()
+	if err := indexer.Update(written); err != nil {
+		t.Fatal(err)
+	}
+	pods := f.c.podIndexer
+	bReady := newPod("b", ownedBy(rs), running("n"), readyFor(time.Minute))
+	bReady.ResourceVersion = "2"
+	if err := pods.Update(bReady); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(300 * time.Millisecond)
+	f.client.ClearActions()
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.statusUpdates()); n != 0 {
+		t.Fatalf("a counter change 300ms after a write was written at once (%d updates)", n)
+	}
+	if f.c.queue.Len() != 0 {
+		t.Fatalf("the key was requeued before the period ended")
+	}
+	f.clock.Step(700 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.c.queue.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the key was not requeued when the period ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	updates = f.statusUpdates()
+	if len(updates) != 1 || updates[0].Status.ReadyReplicas != 2 {
+		t.Fatalf("after the period: %d status updates, want 1 with both pods ready", len(updates))
+	}
+}
+
+func TestOnlyProgress(t *testing.T) {
+	cur := apps.ReplicaSetStatus{Replicas: 5, FullyLabeledReplicas: 5, ReadyReplicas: 3, AvailableReplicas: 2, ObservedGeneration: 1}
+	for name, tc := range map[string]struct {
+		change func(s *apps.ReplicaSetStatus)
+		gen    int64
+		want   bool
+	}{
+		"more ready and available":  {func(s *apps.ReplicaSetStatus) { s.ReadyReplicas, s.AvailableReplicas = 5, 4 }, 1, true},
+		"fewer replicas, same rest": {func(s *apps.ReplicaSetStatus) { s.Replicas = 4 }, 1, true},
+		"fewer ready":               {func(s *apps.ReplicaSetStatus) { s.ReadyReplicas = 2 }, 1, false},
+		"fewer available":           {func(s *apps.ReplicaSetStatus) { s.AvailableReplicas = 1 }, 1, false},
+		"fewer fully labeled":       {func(s *apps.ReplicaSetStatus) { s.FullyLabeledReplicas = 4 }, 1, false},
+		"new generation":            {func(s *apps.ReplicaSetStatus) { s.ReadyReplicas = 4 }, 2, false},
+		"condition": {func(s *apps.ReplicaSetStatus) {
+			s.Conditions = []apps.ReplicaSetCondition{{Type: apps.ReplicaSetReplicaFailure, Status: v1.ConditionTrue}}
+		}, 1, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs := newRS(5, withStatus(cur))
+			rs.Generation = tc.gen
+			next := cur
+			tc.change(&next)
+			if got := onlyProgress(rs, next); got != tc.want {
+				t.Errorf("onlyProgress = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodEventsAfterAWriteAreSpacedUnlessASetback(t *testing.T) {
+	rs := newRS(2)
+	f := newFixture(t, rs)
+	f.c.statusSpacer = controller.NewSpacer(time.Second, f.clock)
+	logger := klog.Background()
+	f.c.statusSpacer.Wrote("ns/web")
+
+	notReady := newPod("a", ownedBy(rs), running("n"))
+	ready := newPod("a", ownedBy(rs), running("n"), readyFor(0))
+	ready.ResourceVersion = "2"
+	f.c.updatePod(logger, notReady, ready)
+	if n := f.c.queue.Len(); n != 0 {
+		t.Fatalf("a pod becoming ready right after a write woke the owner at once (queue %d)", n)
+	}
+	for name, next := range map[string]*v1.Pod{
+		"not ready any more": newPod("a", ownedBy(rs), running("n")),
+		"failed":             newPod("a", ownedBy(rs), running("n"), readyFor(0), phase(v1.PodFailed)),
+		"relabelled":         newPod("a", ownedBy(rs), running("n"), readyFor(0), labelled(map[string]string{"app": "web"})),
+	} {
+		next.ResourceVersion = "3"
+		f.c.updatePod(logger, ready, next)
+		if n := f.c.queue.Len(); n != 1 {
+			t.Errorf("%s: queue length %d, want the owner at once", name, n)
+		}
+		key, _ := f.c.queue.Get()
+		f.c.queue.Done(key)
+	}
 }

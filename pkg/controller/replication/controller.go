@@ -45,6 +45,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		TerminatingReplicas: false,
 		ConsistencyCheck:    false,
 		PodDeletionCost:     features.Enabled(cc.FeatureGate, replicaset.PodDeletionCostGate),
+		StatusSpacing:       replicaset.StatusSpacing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicationController controller: %w", err)

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// Spacer spaces out the status writes that a burst of informer events
+// causes for one key. When an owner's pods become ready one after another,
+// upstream syncs the owner for each and writes its status each time; every
+// write is a request, a watch event for every watcher, and a sync of the
+// owner's owner. A Spacer lets the first event after a quiet period sync
+// at once (a lone change is not delayed) and delays the syncs that follow
+// a write until period has passed since it, so that the changes of the
+// burst are written together. The final status is the same; only
+// intermediate ones are skipped.
+//
+// Only events that change nothing but status should go through a Spacer:
+// creations, deletions and ownership changes must be synced at once, since
+// expectations and adoption wait on them.
+type Spacer struct {
+	period time.Duration
+	clock  clock.PassiveClock
+
+	mu    sync.Mutex
+	wrote map[string]time.Time // keys that wrote within period
+}
+
+// NewSpacer returns a Spacer of period; period 0 enqueues every key at once.
+func NewSpacer(period time.Duration, clk clock.PassiveClock) *Spacer {
+	return &Spacer{period: period, clock: clk, wrote: map[string]time.Time{}}
+}
+
+// Wrote records that key's sync has just written.
+func (s *Spacer) Wrote(key string) {
+	if s.period <= 0 {
+		return
+	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wrote[key] = now
+	if len(s.wrote) > 1024 {
+		// Drop the entries that no longer delay anything, so that keys
+		// written once and never again do not accumulate.
+		for k, t := range s.wrote {
+			if now.Sub(t) >= s.period {
+				delete(s.wrote, k)
+			}
+		}
+	}
+}
+
+// Add enqueues key now if it did not write within the period, else when
+// the period since its last write ends.
+func (s *Spacer) Add(q workqueue.TypedDelayingInterface[string], key string) {
+	if d := s.Delay(key); d > 0 {
+		q.AddAfter(key, d)
+		return
+	}
+	q.Add(key)
+}
+
+// Delay returns how long key must wait before its next write: the rest of
+// the period since its last one, or 0.
+func (s *Spacer) Delay(key string) time.Duration {
+	if s.period <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.wrote[key]
+	if !ok {
+		return 0
+	}
+	if since := s.clock.Since(t); since < s.period {
+		return s.period - since
+	}
+	delete(s.wrote, key)
+	return 0
+}
+
+// Forget drops what is known of key (its object is gone).
+func (s *Spacer) Forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.wrote, key)
+}
