@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,10 @@ func TestServingAuthMatrix(t *testing.T) {
 	token := metricsReaderToken(t)
 	wantMetrics := []string{"rest_client_requests_total", "leader_election_master_status", "kubernetes_build_info",
 		`workqueue_adds_total{name="serviceaccount"}`}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		// kcm's own default (cmd/kube-controller-manager/main.go).
+		wantMetrics = append(wantMetrics, "\ngo_gc_gogc_percent 50\n")
+	}
 	eventually(t, 30*time.Second, "authorized /metrics 200 with upstream's metric names", func(context.Context) (bool, error) {
 		code, body, err := get(base+"/metrics", token)
 		if code != http.StatusOK {
