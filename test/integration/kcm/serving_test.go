@@ -101,7 +101,7 @@ func TestServingAuthMatrix(t *testing.T) {
 		`workqueue_adds_total{name="serviceaccount"}`}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		// kcm's own default (cmd/kube-controller-manager/main.go).
-		wantMetrics = append(wantMetrics, "\ngo_gc_gogc_percent 50\n")
+		wantMetrics = append(wantMetrics, "\ngo_gc_gogc_percent 60\n")
 	}
 	eventually(t, 30*time.Second, "authorized /metrics 200 with upstream's metric names", func(context.Context) (bool, error) {
 		code, body, err := get(base+"/metrics", token)
