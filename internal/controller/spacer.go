@@ -18,20 +18,27 @@ import (
 // burst are written together. The final status is the same; only
 // intermediate ones are skipped.
 //
-// Only events that change nothing but status should go through a Spacer:
-// creations, deletions and ownership changes must be synced at once, since
-// expectations and adoption wait on them.
+// A controller uses it two ways: Add for events that change nothing but
+// status (creations, deletions and ownership changes must be synced at
+// once, since expectations and adoption wait on them), and Delay in its
+// sync, to hold back a write that only reports progress.
 type Spacer struct {
 	period time.Duration
 	clock  clock.PassiveClock
 
 	mu    sync.Mutex
 	wrote map[string]time.Time // keys that wrote within period
+	// sweepAt is the size of wrote at which stale entries are dropped;
+	// it doubles with what a sweep keeps, so sweeps stay amortized O(1)
+	// per write even when more keys than that write within one period.
+	sweepAt int
 }
+
+const minSweepAt = 1024
 
 // NewSpacer returns a Spacer of period; period 0 enqueues every key at once.
 func NewSpacer(period time.Duration, clk clock.PassiveClock) *Spacer {
-	return &Spacer{period: period, clock: clk, wrote: map[string]time.Time{}}
+	return &Spacer{period: period, clock: clk, wrote: map[string]time.Time{}, sweepAt: minSweepAt}
 }
 
 // Wrote records that key's sync has just written.
@@ -43,7 +50,7 @@ func (s *Spacer) Wrote(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wrote[key] = now
-	if len(s.wrote) > 1024 {
+	if len(s.wrote) >= s.sweepAt {
 		// Drop the entries that no longer delay anything, so that keys
 		// written once and never again do not accumulate.
 		for k, t := range s.wrote {
@@ -51,6 +58,7 @@ func (s *Spacer) Wrote(key string) {
 				delete(s.wrote, k)
 			}
 		}
+		s.sweepAt = max(minSweepAt, 2*len(s.wrote))
 	}
 }
 

@@ -80,3 +80,19 @@ func waitLen(q workqueue.TypedDelayingInterface[string], n int) bool {
 	}
 	return true
 }
+
+func TestSpacerSweepsLessOftenWhenManyKeysAreFresh(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := NewSpacer(time.Second, clk)
+	for i := 0; i < 5000; i++ {
+		s.Wrote(time.Duration(i).String())
+	}
+	// Every key is fresh: all are kept, and the next sweep waits for the
+	// map to double rather than running on every write.
+	if len(s.wrote) != 5000 {
+		t.Fatalf("%d keys kept, want 5000", len(s.wrote))
+	}
+	if s.sweepAt <= len(s.wrote) {
+		t.Fatalf("next sweep at %d keys with %d kept: it would sweep on every write", s.sweepAt, len(s.wrote))
+	}
+}

@@ -43,11 +43,11 @@ func Add(informer cache.SharedIndexInformer) error {
 	return nil
 }
 
-// Select returns the cached objects of type T in namespace that selector
-// matches, the same set as a lister's List(selector), from an indexer that
-// has Index; namespace "" means all. A selector with no equality requirement (only Exists, NotIn…)
-// falls back to matching every object of the namespace. The objects are
-// the cache's: do not modify them.
+// Select returns the cached objects of type T in namespace ("" for all)
+// that selector matches, the same set as a lister's List(selector), from an
+// indexer that has Index. A selector with no equality requirement (only
+// Exists, NotIn…) falls back to matching every object of the namespace. The
+// objects are the cache's: do not modify them.
 func Select[T any](indexer cache.Indexer, namespace string, selector labels.Selector) ([]T, error) {
 	var out []T
 	add := func(obj interface{}) {

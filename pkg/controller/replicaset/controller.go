@@ -34,11 +34,12 @@ const (
 	ClientName = "replicaset-controller"
 	// BurstReplicas bounds the pods created or deleted by one sync.
 	BurstReplicas = 500
-	// StatusSpacing is the Spacer period for syncs caused by pod status
-	// changes (not upstream's: it syncs each). Pods of one owner tend to
-	// become ready within a fraction of a second of each other; one status
-	// write for them instead of one each halves the status writes of a
-	// rollout, and the Deployment syncs and writes each of them causes.
+	// StatusSpacing is the Spacer period of status writes that only report
+	// progress, and of the syncs that pod status changes cause (upstream
+	// writes and syncs each). Pods of one owner tend to become ready within
+	// a fraction of a second of each other; one status write for them
+	// instead of one each saves requests, and the Deployment syncs and
+	// writes each of them causes.
 	StatusSpacing = 500 * time.Millisecond
 
 	queueName = "replicaset"
@@ -103,8 +104,8 @@ type Config struct {
 	ConsistencyCheck bool
 	// PodDeletionCost ranks pods by their pod-deletion-cost annotation.
 	PodDeletionCost bool
-	// StatusSpacing is the Spacer period of the syncs that pod status
-	// changes cause; 0 syncs every change at once, as upstream does.
+	// StatusSpacing is the Spacer period of progress-only status writes
+	// and of pod status syncs; 0 does each at once, as upstream does.
 	StatusSpacing time.Duration
 
 	// PodControl replaces the pod control Run builds over Client (tests).
@@ -134,7 +135,7 @@ type Controller struct {
 	burstReplicas       int
 	terminatingReplicas bool
 	deletionCost        bool
-	// statusSpacer spaces the syncs of pod status changes.
+	// statusSpacer spaces progress-only status writes and pod status syncs.
 	statusSpacer *controller.Spacer
 
 	// podControl is set by Run, before any worker starts, unless
