@@ -19,22 +19,22 @@ import (
 )
 
 // manageReplicas creates or deletes pods, at most burstReplicas, to bring
-// activePods to spec.replicas. It does not modify the pods, but may reorder
-// activePods.
-func (c *Controller) manageReplicas(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod) error {
+// activePods to spec.replicas, and returns the pods it deleted or found
+// gone. It does not modify the pods, but may reorder activePods.
+func (c *Controller) manageReplicas(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod) ([]*v1.Pod, error) {
 	diff := len(activePods) - int(desiredReplicas(rs))
 	logger := klog.FromContext(ctx)
 	switch {
 	case diff < 0:
 		n := min(-diff, c.burstReplicas)
 		logger.V(2).Info("Too few replicas", "kind", c.kind.Kind, "object", klog.KObj(rs), "need", desiredReplicas(rs), "creating", n)
-		return c.createPods(ctx, key, rs, n)
+		return nil, c.createPods(ctx, key, rs, n)
 	case diff > 0:
 		n := min(diff, c.burstReplicas)
 		logger.V(2).Info("Too many replicas", "kind", c.kind.Kind, "object", klog.KObj(rs), "need", desiredReplicas(rs), "deleting", n)
 		return c.deletePods(ctx, key, rs, activePods, n)
 	}
-	return nil
+	return nil, nil
 }
 
 // desiredReplicas is spec.replicas, defaulted as the API server does.
@@ -71,8 +71,9 @@ func (c *Controller) createPods(ctx context.Context, key string, rs *apps.Replic
 }
 
 // deletePods deletes the n pods of activePods ranked first for deletion,
-// concurrently, and returns the first error.
-func (c *Controller) deletePods(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod, n int) error {
+// concurrently, and returns those deleted or found gone, and the first
+// error.
+func (c *Controller) deletePods(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod, n int) ([]*v1.Pod, error) {
 	logger := klog.FromContext(ctx)
 	victims := podsToDelete(activePods, c.relatedPods(logger, rs), n, c.clock.Now(), c.deletionCost)
 
@@ -85,9 +86,9 @@ func (c *Controller) deletePods(ctx context.Context, key string, rs *apps.Replic
 	c.expectations.ExpectDeletions(logger, key, keys)
 
 	target := c.eventTarget(rs)
-	errs := make(chan error, len(victims))
+	errs := make([]error, len(victims))
 	var wg sync.WaitGroup
-	for _, pod := range victims {
+	for i, pod := range victims {
 		wg.Go(func() {
 			err := c.podControl.DeletePod(ctx, rs.Namespace, pod.Name, target)
 			if err == nil {
@@ -97,18 +98,23 @@ func (c *Controller) deletePods(ctx context.Context, key string, rs *apps.Replic
 			c.expectations.DeletionObserved(logger, key, podKey(pod))
 			if !apierrors.IsNotFound(err) {
 				logger.V(2).Info("Failed to delete pod, decremented expectations", "pod", klog.KObj(pod), "kind", c.kind.Kind, "object", klog.KObj(rs))
-				errs <- err
+				errs[i] = err
 			}
 		})
 	}
 	wg.Wait()
-	select {
-	case err := <-errs:
-		// Likely all the same error: report one.
-		return err
-	default:
-		return nil
+	var deleted []*v1.Pod
+	var first error
+	for i, pod := range victims {
+		switch {
+		case errs[i] == nil:
+			deleted = append(deleted, pod)
+		case first == nil:
+			// Likely all the same error: report one.
+			first = errs[i]
+		}
 	}
+	return deleted, first
 }
 
 // relatedPods returns the pods of all owners that share rs's controller

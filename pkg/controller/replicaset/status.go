@@ -17,6 +17,43 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
+// afterDeleting returns the active and terminating pods once the pods
+// manageReplicas deleted are gone from the first and, where the API
+// server keeps them while they terminate, added to the second.
+//
+// Upstream computes the status from the pods as they were before; the
+// informer then reports the deletions, often one by one, and each report
+// brings another status write. Counting them at once writes the status
+// the cache will show, one write per scale-down instead of several, and an
+// owning Deployment never reads the availability of pods already deleted.
+// Created pods are not counted ahead: that would only show a Deployment
+// one more state (replicas up, none ready yet) to write.
+func (c *Controller) afterDeleting(activePods, terminatingPods, deleted []*v1.Pod) (active, terminating []*v1.Pod) {
+	if len(deleted) == 0 {
+		return activePods, terminatingPods
+	}
+	gone := make(map[*v1.Pod]bool, len(deleted))
+	for _, p := range deleted {
+		gone[p] = true
+		if c.terminatingReplicas && lingers(p) {
+			terminatingPods = append(terminatingPods, p)
+		}
+	}
+	return filterPods(activePods, func(p *v1.Pod) bool { return !gone[p] }), terminatingPods
+}
+
+// lingers reports whether the API server, asked to delete the active pod p
+// with default options, keeps it terminating rather than removing it at
+// once: it has finalizers, or it is scheduled and has a grace period (the
+// pod strategy's rule for graceful deletion).
+func lingers(p *v1.Pod) bool {
+	if len(p.Finalizers) > 0 {
+		return true
+	}
+	grace := p.Spec.TerminationGracePeriodSeconds
+	return p.Spec.NodeName != "" && grace != nil && *grace > 0
+}
+
 // calculateStatus returns rs's status for its claimed active and
 // terminating pods at now, and the outcome of manageReplicas: a failure
 // sets the ReplicaFailure condition (if not set yet), success removes it.
@@ -50,6 +87,7 @@ func (c *Controller) calculateStatus(rs *apps.ReplicaSet, activePods, terminatin
 	switch {
 	case manageErr != nil && !hasFailure:
 		var reason string
+		// A deletion failed if the pods are still too many.
 		switch diff := len(activePods) - int(desiredReplicas(rs)); {
 		case diff < 0:
 			reason = podcontrol.FailedCreateReason
@@ -89,11 +127,17 @@ func statusUpToDate(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 // the dip would change the Deployment's conditions, not just delay them.
 func onlyProgress(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 	cur := rs.Status
-	return cur.ObservedGeneration == rs.Generation &&
+	return countersOnly(rs, status) &&
 		status.ReadyReplicas >= cur.ReadyReplicas &&
 		status.AvailableReplicas >= cur.AvailableReplicas &&
-		status.FullyLabeledReplicas >= cur.FullyLabeledReplicas &&
-		reflect.DeepEqual(cur.Conditions, status.Conditions)
+		status.FullyLabeledReplicas >= cur.FullyLabeledReplicas
+}
+
+// countersOnly reports whether status differs from rs's current one at
+// most in its replica counters.
+func countersOnly(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
+	return rs.Status.ObservedGeneration == rs.Generation &&
+		reflect.DeepEqual(rs.Status.Conditions, status.Conditions)
 }
 
 // updateStatus writes status, with observedGeneration set to rs's

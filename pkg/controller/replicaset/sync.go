@@ -82,12 +82,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	var manageErr error
 	if needsManage && rs.DeletionTimestamp == nil {
-		manageErr = c.manageReplicas(ctx, key, rs, activePods)
+		var deleted []*v1.Pod
+		deleted, manageErr = c.manageReplicas(ctx, key, rs, activePods)
+		activePods, terminatingPods = c.afterDeleting(activePods, terminatingPods, deleted)
 	}
 
 	// One instant for the status and for the next availability check.
 	now := c.clock.Now()
 	status := c.calculateStatus(rs, activePods, terminatingPods, manageErr, now)
+	if !needsManage && !statusUpToDate(rs, status) && countersOnly(rs, status) {
+		// The cache has not seen all the last sync's creations or
+		// deletions: its counts would be a step back from the status
+		// written then (deletions) or a partial step (creations).
+		// Observing the rest enqueues rs again.
+		logger.V(4).Info("Waiting for expected pods before updating status", "kind", c.kind.Kind, "key", key)
+		return nil
+	}
 	if d := c.statusSpacer.Delay(key); d > 0 && !statusUpToDate(rs, status) && onlyProgress(rs, status) {
 		// Progress only, and written less than a period ago: write it
 		// when the period ends, with whatever else changed by then.

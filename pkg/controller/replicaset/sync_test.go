@@ -563,3 +563,123 @@ func TestPodEventsAfterAWriteAreSpacedUnlessASetback(t *testing.T) {
 		f.c.queue.Done(key)
 	}
 }
+
+func TestScalingWritesTheStatusTheCacheWillShow(t *testing.T) {
+	rs := newRS(1)
+	graceful := func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30) }
+	keep := newPod("keep", ownedBy(rs), running("n1"), readyFor(10*time.Hour), graceful)
+	older := newPod("older", ownedBy(rs), running("n1"), readyFor(time.Hour), graceful)
+	pending := newPod("pending", ownedBy(rs), phase(v1.PodPending), graceful)
+	f := newFixture(t, rs, keep, older, pending)
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(f.pods.Deleted)); !reflect.DeepEqual(got, []string{"older", "pending"}) {
+		t.Fatalf("deleted %v", got)
+	}
+	// The unscheduled pod goes at once; the scheduled one terminates.
+	updates := f.statusUpdates()
+	want := apps.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: ptr.To[int32](1), ObservedGeneration: 1}
+	if len(updates) != 1 || !sameCounts(updates[0].Status, want) {
+		t.Fatalf("status updates %v, want one with %+v", updates, want)
+	}
+	if err := f.c.owners.Informer().GetIndexer().Update(updates[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	// Before the cache sees the deletions, its counts are behind the
+	// status: nothing is written.
+	f.client.ClearActions()
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.statusUpdates()); n != 0 {
+		t.Fatalf("%d status updates while the deletions were not observed", n)
+	}
+
+	// The cache sees them: the status is what was written.
+	logger := klog.Background()
+	olderGoing := older.DeepCopy()
+	olderGoing.DeletionTimestamp = &metav1.Time{Time: t0}
+	olderGoing.ResourceVersion = "2"
+	pods := f.c.podIndexer
+	if err := pods.Update(olderGoing); err != nil {
+		t.Fatal(err)
+	}
+	f.c.updatePod(logger, older, olderGoing)
+	if err := pods.Delete(pending); err != nil {
+		t.Fatal(err)
+	}
+	f.c.deletePod(logger, pending)
+	if !f.c.expectations.SatisfiedExpectations(logger, "ns/web") {
+		t.Fatal("deletions not observed")
+	}
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.statusUpdates()); n != 0 {
+		t.Fatalf("%d status updates once the cache caught up, want none", n)
+	}
+
+	// Scaling up writes the counts from before the creations (observed
+	// generation moves on); until the cache has seen every creation, the
+	// partial counts are not written.
+	up := updates[0].DeepCopy()
+	up.Spec.Replicas = ptr.To[int32](3)
+	up.Generation = 2
+	if err := f.c.owners.Informer().GetIndexer().Update(up); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.AppsV1().ReplicaSets("ns").Update(t.Context(), up, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.client.ClearActions()
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	updates = f.statusUpdates()
+	want.ObservedGeneration = 2
+	if len(updates) != 1 || !sameCounts(updates[0].Status, want) {
+		t.Fatalf("status updates %v, want one with %+v", updates, want)
+	}
+	if err := f.c.owners.Informer().GetIndexer().Update(updates[0]); err != nil {
+		t.Fatal(err)
+	}
+	created := newPod("new1", ownedBy(rs))
+	if err := pods.Add(created); err != nil {
+		t.Fatal(err)
+	}
+	f.c.addPod(logger, created)
+	f.client.ClearActions()
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.statusUpdates()); n != 0 {
+		t.Fatalf("%d status updates with one of two creations observed", n)
+	}
+}
+
+// sameCounts compares statuses without conditions.
+func sameCounts(a, b apps.ReplicaSetStatus) bool {
+	a.Conditions, b.Conditions = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+func TestLingers(t *testing.T) {
+	grace := func(s int64) podOpt { return func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To(s) } }
+	finalizer := func(p *v1.Pod) { p.Finalizers = []string{"example.com/hold"} }
+	for name, tc := range map[string]struct {
+		pod  *v1.Pod
+		want bool
+	}{
+		"scheduled, graceful":           {newPod("a", running("n"), grace(30)), true},
+		"scheduled, no grace period":    {newPod("a", running("n"), grace(0)), false},
+		"unscheduled":                   {newPod("a", grace(30)), false},
+		"unscheduled with a finalizer":  {newPod("a", grace(0), finalizer), true},
+		"scheduled, grace period unset": {newPod("a", running("n")), false},
+	} {
+		if got := lingers(tc.pod); got != tc.want {
+			t.Errorf("%s: lingers = %v, want %v", name, got, tc.want)
+		}
+	}
+}
