@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app"
+	"github.com/kcm-dev/kcm/internal/procs"
 )
 
 // defaultGCPercent is the GOGC kcm runs with when the GOGC environment
@@ -27,6 +29,13 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		if pct, err := strconv.Atoi(defaultGCPercent); err == nil {
 			debug.SetGCPercent(pct)
+		}
+	}
+	// Unless GOMAXPROCS is set, size it to the CPU demand (internal/procs):
+	// upstream keeps Go's default, the CPU count, however idle it is.
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		if g := procs.New(); g != nil {
+			go g.Run(context.Background())
 		}
 	}
 	os.Exit(app.Main())
