@@ -17,6 +17,7 @@ import (
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
 
+	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
 
@@ -47,13 +48,17 @@ type ControllerContext struct {
 }
 
 // NewClient returns the client for the named controller identity (the
-// ServiceAccount name upstream uses for it).
+// ServiceAccount name upstream uses for it), rate-limited in its transport
+// (internal/clientthrottle) with the builder's QPS and burst.
 func (c *ControllerContext) NewClient(name string) (kubernetes.Interface, error) {
-	client, err := c.ClientBuilder.Client(name)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
+	cfg, err := c.ClientBuilder.Config(name)
+	if err == nil {
+		var client kubernetes.Interface
+		if client, err = kubernetes.NewForConfig(clientthrottle.InTransport(cfg)); err == nil {
+			return client, nil
+		}
 	}
-	return client, nil
+	return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
 }
 
 // NewClientConfig returns the rest config for the named controller identity.

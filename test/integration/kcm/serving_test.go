@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+var rateLimitedPOST = regexp.MustCompile(`\nrest_client_rate_limiter_duration_seconds_count\{host="[^"]+",verb="POST"\} [1-9]`)
 
 func get(url, token string) (int, string, error) {
 	client := &http.Client{
@@ -112,6 +115,11 @@ func TestServingAuthMatrix(t *testing.T) {
 			if !strings.Contains(body, m) {
 				return false, fmt.Errorf("/metrics lacks %s", m)
 			}
+		}
+		// A controller's writes wait in its transport
+		// (internal/clientthrottle), under client-go's metric.
+		if !rateLimitedPOST.MatchString(body) {
+			return false, fmt.Errorf("/metrics lacks %s", rateLimitedPOST)
 		}
 		return true, nil
 	})
