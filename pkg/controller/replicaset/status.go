@@ -87,7 +87,8 @@ func (c *Controller) calculateStatus(rs *apps.ReplicaSet, activePods, terminatin
 	switch {
 	case manageErr != nil && !hasFailure:
 		var reason string
-		// A deletion failed if the pods are still too many.
+		// activePods is counted after the deletions: a failed one
+		// leaves too many, a failed creation too few.
 		switch diff := len(activePods) - int(desiredReplicas(rs)); {
 		case diff < 0:
 			reason = podcontrol.FailedCreateReason
