@@ -144,13 +144,13 @@ func TestInTransportLeavesOtherLimitsAlone(t *testing.T) {
 
 func TestIsWatch(t *testing.T) {
 	for query, want := range map[string]bool{
-		"watch=true":                                 true,
-		"resourceVersion=1&watch=true&timeout=5s":    true,
-		"watch=1":                                    true,
-		"watch=false":                                false,
-		"labelSelector=watch%3Dtrue":                 false,
-		"":                                           false,
-		"allowWatchBookmarks=true&watch=true":        true,
+		"watch=true": true,
+		"resourceVersion=1&watch=true&timeout=5s": true,
+		"watch=1":                             true,
+		"watch=false":                         false,
+		"labelSelector=watch%3Dtrue":          false,
+		"":                                    false,
+		"allowWatchBookmarks=true&watch=true": true,
 		"allowWatchBookmarks=true&sendInitialEvents": false,
 	} {
 		req := &http.Request{URL: &url.URL{RawQuery: query}}
