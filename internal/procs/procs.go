@@ -51,14 +51,17 @@ func (g *Governor) Run(ctx context.Context) {
 	ticker := time.NewTicker(Period)
 	defer ticker.Stop()
 	defer g.Set(g.Max)
+	prev := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
-			if n, changed := g.step(Period); changed {
+		case now := <-ticker.C:
+			// A late tick covers more time: demand is per second elapsed.
+			if n, changed := g.step(now.Sub(prev)); changed {
 				logger.V(4).Info("Adjusted GOMAXPROCS to CPU demand", "gomaxprocs", n)
 			}
+			prev = now
 		}
 	}
 }
@@ -66,6 +69,9 @@ func (g *Governor) Run(ctx context.Context) {
 // step reads the CPU time used over the last elapsed and sets the size
 // the demand calls for; it returns the size and whether it changed.
 func (g *Governor) step(elapsed time.Duration) (int, bool) {
+	if elapsed <= 0 {
+		return g.cur, false
+	}
 	now := g.CPUTime()
 	demand := float64(now-g.last) / float64(elapsed)
 	g.last = now

@@ -1,6 +1,8 @@
 package procs
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 )
@@ -83,4 +85,19 @@ func TestCPUTimeAdvances(t *testing.T) {
 		}
 	}
 	_ = x
+}
+
+func TestRunRestoresTheMaximumWhenDone(t *testing.T) {
+	g, _, sets := fakeGovernor(4, 4)
+	var mu sync.Mutex
+	set := g.Set
+	g.Set = func(n int) { mu.Lock(); defer mu.Unlock(); set(n) }
+	ctx, cancel := context.WithTimeout(t.Context(), Period+Period/2)
+	defer cancel()
+	g.Run(ctx) // one tick without CPU use: no change yet (settle)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(*sets) != 1 || (*sets)[0] != 4 {
+		t.Fatalf("GOMAXPROCS set to %v, want only the maximum 4 restored at the end", *sets)
+	}
 }
