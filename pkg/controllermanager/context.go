@@ -52,13 +52,14 @@ type ControllerContext struct {
 // (internal/clientthrottle) with the builder's QPS and burst.
 func (c *ControllerContext) NewClient(name string) (kubernetes.Interface, error) {
 	cfg, err := c.ClientBuilder.Config(name)
-	if err == nil {
-		var client kubernetes.Interface
-		if client, err = kubernetes.NewForConfig(clientthrottle.InTransport(cfg)); err == nil {
-			return client, nil
-		}
+	if err != nil {
+		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
 	}
-	return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
+	client, err := kubernetes.NewForConfig(clientthrottle.InTransport(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
+	}
+	return client, nil
 }
 
 // NewClientConfig returns the rest config for the named controller identity.

@@ -138,7 +138,7 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	if statusUnchanged(s.d.Status, s.stored.Status) && maps.Equal(s.d.Annotations, s.stored.Annotations) {
 		return nil
 	}
-	key := s.d.Namespace + "/" + s.d.Name
+	key := deploymentKey(s.d)
 	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) {
 		// Written less than a period ago: write when the period ends,
 		// with whatever else changed by then.

@@ -90,7 +90,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// One instant for the status and for the next availability check.
 	now := c.clock.Now()
 	status := c.calculateStatus(rs, activePods, terminatingPods, manageErr, now)
-	if !needsManage && !statusUpToDate(rs, status) && countersOnly(rs, status) {
+	changed := !statusUpToDate(rs, status)
+	if changed && !needsManage && countersOnly(rs, status) {
 		// The cache has not seen all the last sync's creations or
 		// deletions: its counts would be a step back from the status
 		// written then (deletions) or a partial step (creations).
@@ -98,7 +99,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(4).Info("Waiting for expected pods before updating status", "kind", c.kind.Kind, "key", key)
 		return nil
 	}
-	if d := c.statusSpacer.Delay(key); d > 0 && !statusUpToDate(rs, status) && onlyProgress(rs, status) {
+	if d := c.statusSpacer.Delay(key); d > 0 && changed && onlyProgress(rs, status) {
 		// Progress only, and written less than a period ago: write it
 		// when the period ends, with whatever else changed by then.
 		logger.V(4).Info("Delaying status update", "kind", c.kind.Kind, "key", key, "delay", d)
