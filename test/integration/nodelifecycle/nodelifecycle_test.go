@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/nodeutil"
@@ -78,11 +79,22 @@ func startKubelet(t *testing.T, client kubernetes.Interface, name, zone string, 
 	}
 	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	now := metav1.Now()
-	created.Status.Conditions = append([]v1.NodeCondition{{
+	ready := append([]v1.NodeCondition{{
 		Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status",
 		LastHeartbeatTime: now, LastTransitionTime: now,
 	}}, conds...)
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// The controller may write the new node (its not-ready taint) first.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		created.Status.Conditions = ready
+		_, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if fresh, getErr := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); getErr == nil {
+				created = fresh
+			}
+		}
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	lease := &coordv1.Lease{
