@@ -56,3 +56,33 @@ func TestCountersOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestReachesGoal(t *testing.T) {
+	mk := func(replicas, updated, ready, available, terminating int32) *apps.Deployment {
+		return &apps.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Generation: 2},
+			Spec:       apps.DeploymentSpec{Replicas: ptr.To(int32(10))},
+			Status: apps.DeploymentStatus{
+				ObservedGeneration: 2, Replicas: replicas, UpdatedReplicas: updated,
+				ReadyReplicas: ready, AvailableReplicas: available,
+				UnavailableReplicas: 10 - available, TerminatingReplicas: ptr.To(terminating),
+			},
+		}
+	}
+	for name, tc := range map[string]struct {
+		stored, next *apps.Deployment
+		want         bool
+	}{
+		"intermediate":                  {mk(10, 4, 8, 8, 2), mk(10, 6, 9, 9, 1), false},
+		"first complete":                {mk(10, 10, 9, 9, 3), mk(10, 10, 10, 10, 3), true},
+		"complete, old pods terminate":  {mk(10, 10, 10, 10, 3), mk(10, 10, 10, 10, 2), false},
+		"complete, last pod terminated": {mk(10, 10, 10, 10, 1), mk(10, 10, 10, 10, 0), true},
+		"scaling up, not there yet":     {mk(5, 5, 5, 5, 0), mk(8, 8, 6, 6, 0), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := reachesGoal(tc.stored, tc.next); got != tc.want {
+				t.Errorf("reachesGoal = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -139,7 +139,7 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 		return nil
 	}
 	key := deploymentKey(s.d)
-	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) {
+	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d) {
 		// Written less than a period ago: write when the period ends,
 		// with whatever else changed by then.
 		klog.FromContext(ctx).V(4).Info("Delaying deployment status update", "deployment", klog.KObj(s.d), "delay", d)
@@ -155,6 +155,23 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	s.d.ResourceVersion = updated.ResourceVersion
 	c.statusSpacer.Wrote(key)
 	return nil
+}
+
+// reachesGoal reports whether next's status is one a Spacer must not hold
+// back: the first complete one (what `kubectl rollout status` and
+// clients waiting for a scale look for), or one with nothing left in
+// motion (complete, every replica ready, none terminating). Only
+// intermediate counts are worth gathering.
+func reachesGoal(stored, next *apps.Deployment) bool {
+	st := &next.Status
+	if !deploymentComplete(next, st) {
+		return false
+	}
+	if !deploymentComplete(stored, &stored.Status) {
+		return true
+	}
+	return st.ReadyReplicas == desired(next) && st.UnavailableReplicas == 0 &&
+		ptr.Deref(st.TerminatingReplicas, 0) == 0
 }
 
 // countersOnly reports whether the status of next differs from stored's

@@ -178,9 +178,9 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 			return
 		}
 		logger.V(4).Info("Pod objectMeta updated", "pod", klog.KObj(curPod))
-		if labelsChanged || refChanged || setback(oldPod, curPod) {
-			// A release, an adoption, a replacement to create or a fall
-			// in readiness: at once.
+		if labelsChanged || refChanged || setback(oldPod, curPod) || completes(rs, oldPod, curPod) {
+			// A release, an adoption, a replacement to create, a fall
+			// in readiness, or the last pod becoming ready: at once.
 			c.enqueue(rs)
 		} else {
 			c.statusSpacer.Add(c.queue, objectKey(rs))
@@ -211,6 +211,16 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 func setback(oldPod, curPod *v1.Pod) bool {
 	return podranking.IsActive(oldPod) && !podranking.IsActive(curPod) ||
 		podranking.IsReady(oldPod) && !podranking.IsReady(curPod)
+}
+
+// completes reports whether curPod becoming ready may be the last change
+// rs waits for: its written status lacks only this pod to be fully
+// ready. With minReadySeconds 0 ready is available, so the status this
+// sync writes is settled and should not be spaced; with more, the
+// availability check enqueues rs at once when the time comes.
+func completes(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool {
+	return !podranking.IsReady(oldPod) && podranking.IsReady(curPod) &&
+		rs.Status.ReadyReplicas+1 >= desiredReplicas(rs)
 }
 
 // deletePod counts an expected deletion and wakes the pod's owner. obj may

@@ -134,6 +134,16 @@ func onlyProgress(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 		status.FullyLabeledReplicas >= cur.FullyLabeledReplicas
 }
 
+// settled reports whether status shows rs at its goal: every desired
+// replica present, fully labeled, ready and available, and none
+// terminating.
+func settled(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
+	want := desiredReplicas(rs)
+	return status.Replicas == want && status.FullyLabeledReplicas == want &&
+		status.ReadyReplicas == want && status.AvailableReplicas == want &&
+		ptr.Deref(status.TerminatingReplicas, 0) == 0
+}
+
 // countersOnly reports whether status differs from rs's current one at
 // most in its replica counters.
 func countersOnly(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {

@@ -99,9 +99,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(4).Info("Waiting for expected pods before updating status", "kind", c.kind.Kind, "key", key)
 		return nil
 	}
-	if d := c.statusSpacer.Delay(key); d > 0 && changed && onlyProgress(rs, status) {
+	if d := c.statusSpacer.Delay(key); d > 0 && changed && onlyProgress(rs, status) && !settled(rs, status) {
 		// Progress only, and written less than a period ago: write it
-		// when the period ends, with whatever else changed by then.
+		// when the period ends, with whatever else changed by then. A
+		// status that reaches the goal is not held back: nothing will
+		// follow it to gather, and an owner (or a user's rollout status)
+		// waits for exactly that one.
 		logger.V(4).Info("Delaying status update", "kind", c.kind.Kind, "key", key, "delay", d)
 		c.queue.AddAfter(key, d)
 		return manageErr

@@ -452,10 +452,11 @@ func TestGateDefaults(t *testing.T) {
 }
 
 func TestStatusWritesAreSpaced(t *testing.T) {
-	rs := newRS(2)
+	rs := newRS(3)
 	a := newPod("a", ownedBy(rs), running("n"), readyFor(time.Hour))
 	b := newPod("b", ownedBy(rs), running("n"))
-	f := newFixture(t, rs, a, b)
+	c := newPod("c", ownedBy(rs), running("n"))
+	f := newFixture(t, rs, a, b, c)
 	f.c.statusSpacer = controller.NewSpacer(time.Second, f.clock)
 	if err := f.sync(t); err != nil {
 		t.Fatal(err)
@@ -502,7 +503,27 @@ func TestStatusWritesAreSpaced(t *testing.T) {
 	}
 	updates = f.statusUpdates()
 	if len(updates) != 1 || updates[0].Status.ReadyReplicas != 2 {
-		t.Fatalf("after the period: %d status updates, want 1 with both pods ready", len(updates))
+		t.Fatalf("after the period: %d status updates, want 1 with two pods ready", len(updates))
+	}
+
+	// Right after that write the last pod becomes ready: the status that
+	// reaches the goal is written at once.
+	if err := indexer.Update(updates[0]); err != nil {
+		t.Fatal(err)
+	}
+	cReady := newPod("c", ownedBy(rs), running("n"), readyFor(time.Minute))
+	cReady.ResourceVersion = "2"
+	if err := pods.Update(cReady); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(100 * time.Millisecond)
+	f.client.ClearActions()
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	updates = f.statusUpdates()
+	if len(updates) != 1 || updates[0].Status.ReadyReplicas != 3 {
+		t.Fatalf("settled status: %d status updates, want 1 at once with all pods ready", len(updates))
 	}
 }
 
@@ -549,6 +570,21 @@ func TestPodEventsAfterAWriteAreSpacedUnlessASetback(t *testing.T) {
 	if n := f.c.queue.Len(); n != 0 {
 		t.Fatalf("a pod becoming ready right after a write woke the owner at once (queue %d)", n)
 	}
+	// The last pod becoming ready is not spaced: nothing follows it.
+	almost := newRS(2, withStatus(apps.ReplicaSetStatus{Replicas: 2, FullyLabeledReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}))
+	if err := f.c.owners.Informer().GetIndexer().Update(almost); err != nil {
+		t.Fatal(err)
+	}
+	f.c.updatePod(logger, notReady, ready)
+	if n := f.c.queue.Len(); n != 1 {
+		t.Fatalf("the last pod becoming ready: queue length %d, want the owner at once", n)
+	}
+	key, _ := f.c.queue.Get()
+	f.c.queue.Done(key)
+	if err := f.c.owners.Informer().GetIndexer().Update(rs); err != nil {
+		t.Fatal(err)
+	}
+
 	for name, next := range map[string]*v1.Pod{
 		"not ready any more": newPod("a", ownedBy(rs), running("n")),
 		"failed":             newPod("a", ownedBy(rs), running("n"), readyFor(0), phase(v1.PodFailed)),
