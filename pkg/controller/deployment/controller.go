@@ -44,6 +44,11 @@ const (
 	// observedGeneration, collisionCount or annotations are written at
 	// once.
 	StatusSpacing = 500 * time.Millisecond
+
+	// StepGathering is how long a rolling update's partial scale-down of
+	// old ReplicaSets waits for more new replicas to become available
+	// (gatherer).
+	StepGathering = time.Second
 )
 
 var controllerKind = apps.SchemeGroupVersion.WithKind("Deployment")
@@ -66,6 +71,10 @@ type Config struct {
 	// StatusSpacing is the Spacer period of status writes that change
 	// only counters; 0 writes every change at once, as upstream does.
 	StatusSpacing time.Duration
+	// StepGathering is how long a partial scale-down of old ReplicaSets
+	// waits for more new replicas to become available; 0 takes every step
+	// at once, as upstream does.
+	StepGathering time.Duration
 	// Recorder replaces the event recorder Run builds over Client (tests).
 	Recorder record.EventRecorder
 }
@@ -90,6 +99,8 @@ type Controller struct {
 	written writtenDeployments
 	// statusSpacer spaces status writes that change only counters.
 	statusSpacer *controller.Spacer
+	// steps gathers the partial scale-downs of a rolling update.
+	steps *gatherer
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -114,6 +125,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:             int(cc.Config.DeploymentController.ConcurrentDeploymentSyncs),
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
 		StatusSpacing:       StatusSpacing,
+		StepGathering:       StepGathering,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating Deployment controller: %w", err)
@@ -151,6 +163,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		workers:             cfg.Workers,
 		terminatingReplicas: cfg.TerminatingReplicas,
 		statusSpacer:        controller.NewSpacer(cfg.StatusSpacing, clk),
+		steps:               newGatherer(cfg.StepGathering, clk),
 		recorder:            cfg.Recorder,
 	}
 

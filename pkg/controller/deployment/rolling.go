@@ -85,6 +85,9 @@ func (c *Controller) reconcileOldReplicaSets(ctx context.Context, d *apps.Deploy
 	logger.V(4).Info("Cleaned up unhealthy replicas from old RSes", "count", cleaned)
 
 	allRSs = append(slices.Clip(oldRSs), newRS)
+	if c.holdStep(ctx, d, allRSs, oldRSs) {
+		return cleaned > 0, nil
+	}
 	scaled, err := c.scaleDownOldReplicaSets(ctx, d, allRSs, oldRSs)
 	if err != nil {
 		logger.V(2).Info("Failed to scale down old replica sets", "deployment", klog.KObj(d), "err", err)
@@ -140,6 +143,27 @@ func (c *Controller) cleanupUnhealthyReplicas(ctx context.Context, d *apps.Deplo
 		oldRSs[i] = updated
 	}
 	return oldRSs, total, nil
+}
+
+// holdStep reports whether the scale-down of d's old ReplicaSets is to
+// wait for more new replicas to become available (see gatherer), and if
+// so requeues d for when the wait ends. A step that would remove every
+// old replica is not held.
+func (c *Controller) holdStep(ctx context.Context, d *apps.Deployment, allRSs, oldRSs []*apps.ReplicaSet) bool {
+	key := deploymentKey(d)
+	budget := availableReplicas(allRSs) - (desired(d) - maxUnavailable(d))
+	if budget <= 0 || budget >= specReplicas(oldRSs) {
+		c.steps.done(key)
+		return false
+	}
+	w := c.steps.wait(key)
+	if w <= 0 {
+		c.steps.done(key)
+		return false
+	}
+	klog.FromContext(ctx).V(4).Info("Gathering availability before scaling down old replica sets", "deployment", klog.KObj(d), "canScaleDown", budget, "delay", w)
+	c.queue.AddAfter(key, w)
+	return true
 }
 
 // scaleDownOldReplicaSets removes old replicas, oldest ReplicaSet first,

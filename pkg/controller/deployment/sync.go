@@ -62,6 +62,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.written.newest(key, nil)
 		c.statusSpacer.Forget(key)
+		c.steps.done(key)
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
 		return nil
 	}

@@ -1,0 +1,101 @@
+package deployment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func TestGatherer(t *testing.T) {
+	clk := testingclock.NewFakePassiveClock(time.Unix(1000, 0))
+	g := newGatherer(time.Second, clk)
+	if w := g.wait("a"); w != time.Second {
+		t.Fatalf("first wait = %v, want the whole period", w)
+	}
+	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
+	if w := g.wait("a"); w != 700*time.Millisecond {
+		t.Fatalf("wait 300ms in = %v, want the rest of the period", w)
+	}
+	if w := g.wait("b"); w != time.Second {
+		t.Fatalf("another key's first wait = %v, want the whole period", w)
+	}
+	clk.SetTime(clk.Now().Add(700 * time.Millisecond))
+	if w := g.wait("a"); w != 0 {
+		t.Fatalf("wait when the period is over = %v, want 0", w)
+	}
+	g.done("a")
+	if w := g.wait("a"); w != time.Second {
+		t.Fatalf("wait after done = %v, want a new period", w)
+	}
+	// A hold nobody came back to starts anew.
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if w := g.wait("a"); w != time.Second {
+		t.Fatalf("wait after a forgotten hold = %v, want a new period", w)
+	}
+
+	off := newGatherer(0, clk)
+	if w := off.wait("a"); w != 0 {
+		t.Fatalf("period 0: wait = %v, want 0", w)
+	}
+}
+
+func TestSyncGathersPartialScaleDowns(t *testing.T) {
+	d := deployment(10, surge("3"), unavailable("2"), image("img:2"), annotated(RevisionAnnotation, "2"))
+	name := replicaSetName("web", podTemplateHash(d))
+	// 5 new + 8 old is the most maxSurge allows: no scale-up.
+	newRS := replicaSet(d, name, "img:2", 5, newer, rev(2), sized(10, 13), running(1))
+	oldRS := replicaSet(d, "web-old", "img:1", 8, old, rev(1), sized(10, 13), running(8))
+	f := newFixture(t, d, newRS, oldRS)
+	f.c.steps = newGatherer(time.Second, f.clock)
+
+	// One new replica available: one old one may go, but not at once.
+	actions, err := f.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range describe(actions) {
+		if strings.HasPrefix(a, "update replicasets ") {
+			t.Fatalf("a partial scale-down was taken at once: %v", describe(actions))
+		}
+	}
+	if f.c.queue.Len() != 0 {
+		t.Fatal("requeued before the gathering period ended")
+	}
+	f.clock.Step(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.c.queue.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("not requeued when the gathering period ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	actions, err = f.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := written[*apps.ReplicaSet](t, actions, "replicasets", "", "web-old")
+	if *rs.Spec.Replicas != 7 {
+		t.Fatalf("after the period: old replica set scaled to %d, want 7", *rs.Spec.Replicas)
+	}
+}
+
+func TestSyncTakesTheLastScaleDownAtOnce(t *testing.T) {
+	d := deployment(10, surge("3"), unavailable("2"), image("img:2"), annotated(RevisionAnnotation, "2"))
+	name := replicaSetName("web", podTemplateHash(d))
+	newRS := replicaSet(d, name, "img:2", 10, newer, rev(2), sized(10, 13), running(10))
+	oldRS := replicaSet(d, "web-old", "img:1", 3, old, rev(1), sized(10, 13), running(3))
+	f := newFixture(t, d, newRS, oldRS)
+	f.c.steps = newGatherer(time.Second, f.clock)
+	actions, err := f.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := written[*apps.ReplicaSet](t, actions, "replicasets", "", "web-old")
+	if *rs.Spec.Replicas != 0 {
+		t.Fatalf("old replica set scaled to %d, want 0 at once", *rs.Spec.Replicas)
+	}
+}
