@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
@@ -178,7 +179,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 			return
 		}
 		logger.V(4).Info("Pod objectMeta updated", "pod", klog.KObj(curPod))
-		if labelsChanged || refChanged || setback(oldPod, curPod) || completes(rs, oldPod, curPod) {
+		if labelsChanged || refChanged || setback(oldPod, curPod) || c.completes(rs, oldPod, curPod) {
 			// A release, an adoption, a replacement to create, a fall
 			// in readiness, or the last pod becoming ready: at once.
 			c.enqueue(rs)
@@ -214,13 +215,36 @@ func setback(oldPod, curPod *v1.Pod) bool {
 }
 
 // completes reports whether curPod becoming ready may be the last change
-// rs waits for: its written status lacks only this pod to be fully
-// ready. With minReadySeconds 0 ready is available, so the status this
-// sync writes is settled and should not be spaced; with more, the
-// availability check enqueues rs at once when the time comes.
-func completes(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool {
-	return !podranking.IsReady(oldPod) && podranking.IsReady(curPod) &&
-		rs.Status.ReadyReplicas+1 >= desiredReplicas(rs)
+// rs waits for, so that its sync (which writes a settled status at once)
+// should not be spaced. With minReadySeconds 0 ready is available; with
+// more, the availability check enqueues rs at once when the time comes.
+//
+// The written status may lag behind pods whose readiness a spaced sync has
+// yet to write, so unless it already lacks only this pod, the ready pods
+// are counted - only while a sync would be spaced at all, and at the cost
+// of one pass over rs's pods in the index.
+func (c *Controller) completes(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool {
+	if podranking.IsReady(oldPod) || !podranking.IsReady(curPod) {
+		return false
+	}
+	want := desiredReplicas(rs)
+	if rs.Status.ReadyReplicas+1 >= want {
+		return true
+	}
+	if c.statusSpacer.Delay(objectKey(rs)) == 0 {
+		return false // not spaced anyway
+	}
+	pods, err := controllerref.PodsByOwner(c.podIndexer, rs, c.kind.Kind, false)
+	if err != nil {
+		return false
+	}
+	var ready int32
+	for _, p := range pods {
+		if podranking.IsActive(p) && podranking.IsReady(p) {
+			ready++
+		}
+	}
+	return ready >= want
 }
 
 // deletePod counts an expected deletion and wakes the pod's owner. obj may

@@ -585,6 +585,25 @@ func TestPodEventsAfterAWriteAreSpacedUnlessASetback(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The written status lags (a spaced sync has yet to write pod b's
+	// readiness), but with a counted the last pod is ready: at once too.
+	bReady := newPod("b", ownedBy(rs), running("n"), readyFor(0))
+	if err := f.c.podIndexer.Add(bReady); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.podIndexer.Add(ready); err != nil {
+		t.Fatal(err)
+	}
+	f.c.updatePod(logger, notReady, ready)
+	if n := f.c.queue.Len(); n != 1 {
+		t.Fatalf("the last pod becoming ready behind a lagging status: queue length %d, want the owner at once", n)
+	}
+	key, _ = f.c.queue.Get()
+	f.c.queue.Done(key)
+	if err := f.c.podIndexer.Delete(bReady); err != nil {
+		t.Fatal(err)
+	}
+
 	for name, next := range map[string]*v1.Pod{
 		"not ready any more": newPod("a", ownedBy(rs), running("n")),
 		"failed":             newPod("a", ownedBy(rs), running("n"), readyFor(0), phase(v1.PodFailed)),
