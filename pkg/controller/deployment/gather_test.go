@@ -43,14 +43,22 @@ func TestGatherer(t *testing.T) {
 	}
 }
 
-func TestSyncGathersPartialScaleDowns(t *testing.T) {
+// gatheringFixture is a rollout of 10 replicas (maxSurge 3, maxUnavailable
+// 2) midway: the new ReplicaSet at newReplicas with newReady available, the
+// old one at oldReplicas, all available; steps are gathered for 1s.
+func gatheringFixture(t *testing.T, newReplicas, newReady, oldReplicas int32) *fixture {
 	d := deployment(10, surge("3"), unavailable("2"), image("img:2"), annotated(RevisionAnnotation, "2"))
 	name := replicaSetName("web", podTemplateHash(d))
-	// 5 new + 8 old is the most maxSurge allows: no scale-up.
-	newRS := replicaSet(d, name, "img:2", 5, newer, rev(2), sized(10, 13), running(1))
-	oldRS := replicaSet(d, "web-old", "img:1", 8, old, rev(1), sized(10, 13), running(8))
+	newRS := replicaSet(d, name, "img:2", newReplicas, newer, rev(2), sized(10, 13), running(newReady))
+	oldRS := replicaSet(d, "web-old", "img:1", oldReplicas, old, rev(1), sized(10, 13), running(oldReplicas))
 	f := newFixture(t, d, newRS, oldRS)
 	f.c.steps = newGatherer(time.Second, f.clock)
+	return f
+}
+
+func TestSyncGathersPartialScaleDowns(t *testing.T) {
+	// 5 new + 8 old is the most maxSurge allows: no scale-up.
+	f := gatheringFixture(t, 5, 1, 8)
 
 	// One new replica available: one old one may go, but not at once.
 	actions, err := f.sync()
@@ -84,12 +92,7 @@ func TestSyncGathersPartialScaleDowns(t *testing.T) {
 }
 
 func TestSyncTakesTheLastScaleDownAtOnce(t *testing.T) {
-	d := deployment(10, surge("3"), unavailable("2"), image("img:2"), annotated(RevisionAnnotation, "2"))
-	name := replicaSetName("web", podTemplateHash(d))
-	newRS := replicaSet(d, name, "img:2", 10, newer, rev(2), sized(10, 13), running(10))
-	oldRS := replicaSet(d, "web-old", "img:1", 3, old, rev(1), sized(10, 13), running(3))
-	f := newFixture(t, d, newRS, oldRS)
-	f.c.steps = newGatherer(time.Second, f.clock)
+	f := gatheringFixture(t, 10, 10, 3)
 	actions, err := f.sync()
 	if err != nil {
 		t.Fatal(err)
