@@ -43,7 +43,7 @@ const (
 	// spacing the writes roughly halves them. Changes of a condition,
 	// observedGeneration, collisionCount or annotations are written at
 	// once.
-	StatusSpacing = 500 * time.Millisecond
+	StatusSpacing = time.Second
 
 	// StepGathering is how long a rolling update's partial scale-down of
 	// old ReplicaSets waits for more new replicas to become available

@@ -40,7 +40,7 @@ const (
 	// a fraction of a second of each other; one status write for them
 	// instead of one each saves requests, and the Deployment syncs and
 	// writes each of them causes.
-	StatusSpacing = 500 * time.Millisecond
+	StatusSpacing = time.Second
 
 	queueName = "replicaset"
 	// statusUpdateRetries is how often a failed status update is retried,
