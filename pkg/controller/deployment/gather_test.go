@@ -102,3 +102,29 @@ func TestSyncTakesTheLastScaleDownAtOnce(t *testing.T) {
 		t.Fatalf("old replica set scaled to %d, want 0 at once", *rs.Spec.Replicas)
 	}
 }
+
+func TestSyncHoldingAStepDefersCounterOnlyStatus(t *testing.T) {
+	f := gatheringFixture(t, 5, 1, 8)
+	actions, err := f.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first sync records the conditions: not counters only, written.
+	stored := written[*apps.Deployment](t, actions, "deployments", "status", "web")
+
+	// A second new replica becomes available within the hold: the status
+	// changes only in counters, and waits for the sync that takes the step.
+	d := stored.DeepCopy()
+	name := replicaSetName("web", podTemplateHash(d))
+	newRS := replicaSet(d, name, "img:2", 5, newer, rev(2), sized(10, 13), running(2))
+	oldRS := replicaSet(d, "web-old", "img:1", 8, old, rev(1), sized(10, 13), running(8))
+	g := newFixture(t, d, newRS, oldRS)
+	g.c.steps = f.c.steps
+	actions, err = g.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := describe(actions); len(got) != 0 {
+		t.Fatalf("writes while a step is held: %v", got)
+	}
+}

@@ -29,7 +29,7 @@ func (c *Controller) rolloutRolling(ctx context.Context, s *syncState) error {
 		// Wait for the new replicas before taking old ones away.
 		return c.syncRolloutStatus(ctx, d, allRSs, newRS)
 	}
-	scaledDown, err := c.reconcileOldReplicaSets(ctx, d, allRSs, filterActive(oldRSs), newRS)
+	scaledDown, err := c.reconcileOldReplicaSets(ctx, s, allRSs, filterActive(oldRSs), newRS)
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,9 @@ func (c *Controller) reconcileNewReplicaSet(ctx context.Context, d *apps.Deploym
 // maxUnavailable allows, unavailable replicas first, and reports whether
 // it did. As upstream, a failed write is not an error here: the next sync
 // (the write failed because something changed) tries again.
-func (c *Controller) reconcileOldReplicaSets(ctx context.Context, d *apps.Deployment, allRSs, oldRSs []*apps.ReplicaSet, newRS *apps.ReplicaSet) (bool, error) {
+func (c *Controller) reconcileOldReplicaSets(ctx context.Context, s *syncState, allRSs, oldRSs []*apps.ReplicaSet, newRS *apps.ReplicaSet) (bool, error) {
 	logger := klog.FromContext(ctx)
+	d := s.d
 	if specReplicas(oldRSs) == 0 {
 		return false, nil
 	}
@@ -86,6 +87,7 @@ func (c *Controller) reconcileOldReplicaSets(ctx context.Context, d *apps.Deploy
 
 	allRSs = append(slices.Clip(oldRSs), newRS)
 	if c.holdStep(ctx, d, allRSs, oldRSs) {
+		s.stepHeld = true
 		return cleaned > 0, nil
 	}
 	scaled, err := c.scaleDownOldReplicaSets(ctx, d, allRSs, oldRSs)

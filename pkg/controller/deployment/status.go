@@ -139,6 +139,13 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 		return nil
 	}
 	key := deploymentKey(s.d)
+	if s.stepHeld && countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d) {
+		// The sync that takes the held step comes within the hold and
+		// writes this too; writing it now as well would be one write
+		// more per step.
+		klog.FromContext(ctx).V(4).Info("Deployment status update waits for the held scale-down", "deployment", klog.KObj(s.d))
+		return nil
+	}
 	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d) {
 		// Written less than a period ago: write when the period ends,
 		// with whatever else changed by then.

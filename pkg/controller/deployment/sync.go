@@ -35,6 +35,10 @@ type syncState struct {
 	// ReplicaSet existing). Without the conflict, kcm must leave the
 	// condition out itself to end in the same state.
 	cacheBehind bool
+	// stepHeld is set when the sync held back a scale-down (gatherer) and
+	// requeued the Deployment for when the hold ends: a status change of
+	// counters only waits for that sync, which writes it with the step's.
+	stepHeld bool
 
 	// Set by replicaSets on first use: the new ReplicaSet (nil until
 	// created) and the others, oldest first.
