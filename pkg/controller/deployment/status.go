@@ -139,14 +139,16 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 		return nil
 	}
 	key := deploymentKey(s.d)
-	if s.stepHeld && countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d) {
+	// Only counters moved, short of the goal: such a write may wait.
+	mayWait := countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d)
+	if s.stepHeld && mayWait {
 		// The sync that takes the held step comes within the hold and
 		// writes this too; writing it now as well would be one write
 		// more per step.
 		klog.FromContext(ctx).V(4).Info("Deployment status update waits for the held scale-down", "deployment", klog.KObj(s.d))
 		return nil
 	}
-	if d := c.statusSpacer.Delay(key); d > 0 && countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d) {
+	if d := c.statusSpacer.Delay(key); d > 0 && mayWait {
 		// Written less than a period ago: write when the period ends,
 		// with whatever else changed by then.
 		klog.FromContext(ctx).V(4).Info("Delaying deployment status update", "deployment", klog.KObj(s.d), "delay", d)
