@@ -153,7 +153,7 @@ func (c *Controller) cleanupUnhealthyReplicas(ctx context.Context, d *apps.Deplo
 // old replica is not held.
 func (c *Controller) holdStep(ctx context.Context, d *apps.Deployment, allRSs, oldRSs []*apps.ReplicaSet) bool {
 	key := deploymentKey(d)
-	budget := availableReplicas(allRSs) - (desired(d) - maxUnavailable(d))
+	budget := scaleDownBudget(d, allRSs)
 	if budget <= 0 || budget >= specReplicas(oldRSs) {
 		c.steps.done(key)
 		return false
@@ -168,19 +168,23 @@ func (c *Controller) holdStep(ctx context.Context, d *apps.Deployment, allRSs, o
 	return true
 }
 
+// scaleDownBudget is how many available replicas d may lose now: those
+// above the minimum that must stay available.
+func scaleDownBudget(d *apps.Deployment, allRSs []*apps.ReplicaSet) int32 {
+	return availableReplicas(allRSs) - (desired(d) - maxUnavailable(d))
+}
+
 // scaleDownOldReplicaSets removes old replicas, oldest ReplicaSet first,
 // as long as more than the minimum stay available. It returns how many.
 func (c *Controller) scaleDownOldReplicaSets(ctx context.Context, d *apps.Deployment, allRSs, oldRSs []*apps.ReplicaSet) (int32, error) {
 	logger := klog.FromContext(ctx)
-	minAvailable := desired(d) - maxUnavailable(d)
-	available := availableReplicas(allRSs)
-	if available <= minAvailable {
+	budget := scaleDownBudget(d, allRSs)
+	if budget <= 0 {
 		return 0, nil
 	}
-	logger.V(4).Info("Found available pods in deployment, scaling down old RSes", "deployment", klog.KObj(d), "availableReplicas", available)
+	logger.V(4).Info("Found available pods in deployment, scaling down old RSes", "deployment", klog.KObj(d), "availableReplicas", availableReplicas(allRSs))
 	slices.SortFunc(oldRSs, byCreation)
 	var total int32
-	budget := available - minAvailable
 	for _, rs := range oldRSs {
 		if total >= budget {
 			break
