@@ -3,6 +3,7 @@ package nodelifecycle
 import (
 	"context"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,10 @@ func TestNodeStopsReporting(t *testing.T) {
 	f := newFixture(t, node, lease, readyPod("ns", "p1", "n1"), readyPod("ns", "other", "n2"), newNode("n2", kubeletConds(v1.ConditionTrue, t0)))
 
 	f.monitor()
-	if ev := f.events(); !reflect.DeepEqual(ev, []string{
+	// Nodes come from the lister in no particular order.
+	ev := f.events()
+	sort.Strings(ev)
+	if !reflect.DeepEqual(ev, []string{
 		"Normal RegisteredNode Node n1 event: Registered Node n1 in Controller",
 		"Normal RegisteredNode Node n2 event: Registered Node n2 in Controller",
 	}) {
@@ -80,7 +84,7 @@ func TestNodeStopsReporting(t *testing.T) {
 	if other := f.storedPod("ns", "other"); other.Status.Conditions[1].Status != v1.ConditionTrue {
 		t.Error("pod on another node marked not ready")
 	}
-	ev := f.events()
+	ev = f.events()
 	if !hasEvent(ev, "Normal NodeNotReady Node n1 status is now: NodeNotReady") || !hasEvent(ev, "Warning NodeNotReady Node is not ready") {
 		t.Errorf("events = %v", ev)
 	}
