@@ -75,6 +75,15 @@ func (e *Expectations) SatisfiedExpectations(logger klog.Logger, key string) boo
 	}
 }
 
+// PendingCreations reports whether key still expects creations that have
+// neither been observed nor expired.
+func (e *Expectations) PendingCreations(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.entries[key]
+	return ok && c.add > 0 && e.clock.Since(c.set) <= Timeout
+}
+
 // DeleteExpectations forgets key, e.g. when its object was deleted, so that
 // a new object of the same name starts clean.
 func (e *Expectations) DeleteExpectations(logger klog.Logger, key string) {

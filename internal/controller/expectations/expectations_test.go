@@ -181,3 +181,29 @@ func TestConsistency(t *testing.T) {
 		t.Errorf("nil Consistency: %v", err)
 	}
 }
+
+func TestPendingCreations(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	e := New(clk)
+	if e.PendingCreations(key) {
+		t.Error("no expectations: creations pending")
+	}
+	e.ExpectDeletions(logger, key, 2)
+	if e.PendingCreations(key) {
+		t.Error("deletions only: creations pending")
+	}
+	e.ExpectCreations(logger, key, 2)
+	e.CreationObserved(logger, key)
+	if !e.PendingCreations(key) {
+		t.Error("one of two creations observed: none pending")
+	}
+	clk.Step(Timeout + time.Nanosecond)
+	if e.PendingCreations(key) {
+		t.Error("expired creations still pending")
+	}
+	e.ExpectCreations(logger, key, 1)
+	e.CreationObserved(logger, key)
+	if e.PendingCreations(key) {
+		t.Error("every creation observed: still pending")
+	}
+}

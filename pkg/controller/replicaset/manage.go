@@ -20,21 +20,24 @@ import (
 
 // manageReplicas creates or deletes pods, at most burstReplicas, to bring
 // activePods to spec.replicas, and returns the pods it deleted or found
-// gone. It does not modify the pods, but may reorder activePods.
-func (c *Controller) manageReplicas(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod) ([]*v1.Pod, error) {
+// gone and how many it created. It does not modify the pods, but may
+// reorder activePods.
+func (c *Controller) manageReplicas(ctx context.Context, key string, rs *apps.ReplicaSet, activePods []*v1.Pod) (deleted []*v1.Pod, created int, err error) {
 	diff := len(activePods) - int(desiredReplicas(rs))
 	logger := klog.FromContext(ctx)
 	switch {
 	case diff < 0:
 		n := min(-diff, c.burstReplicas)
 		logger.V(2).Info("Too few replicas", "kind", c.kind.Kind, "object", klog.KObj(rs), "need", desiredReplicas(rs), "creating", n)
-		return nil, c.createPods(ctx, key, rs, n)
+		created, err := c.createPods(ctx, key, rs, n)
+		return nil, created, err
 	case diff > 0:
 		n := min(diff, c.burstReplicas)
 		logger.V(2).Info("Too many replicas", "kind", c.kind.Kind, "object", klog.KObj(rs), "need", desiredReplicas(rs), "deleting", n)
-		return c.deletePods(ctx, key, rs, activePods, n)
+		deleted, err := c.deletePods(ctx, key, rs, activePods, n)
+		return deleted, 0, err
 	}
-	return nil, nil
+	return nil, 0, nil
 }
 
 // desiredReplicas is spec.replicas, defaulted as the API server does.
@@ -45,9 +48,10 @@ func desiredReplicas(rs *apps.ReplicaSet) int32 {
 	return *rs.Spec.Replicas
 }
 
-// createPods creates n pods in slow-start batches. Creations that were
-// skipped or failed are not expected: the informer will never see them.
-func (c *Controller) createPods(ctx context.Context, key string, rs *apps.ReplicaSet, n int) error {
+// createPods creates n pods in slow-start batches and returns how many
+// creations succeeded. Creations that were skipped or failed are not
+// expected: the informer will never see them.
+func (c *Controller) createPods(ctx context.Context, key string, rs *apps.ReplicaSet, n int) (int, error) {
 	logger := klog.FromContext(ctx)
 	// Expect before creating: the informer may see a pod before Create
 	// returns.
@@ -67,7 +71,7 @@ func (c *Controller) createPods(ctx context.Context, key string, rs *apps.Replic
 			"podsSkipped", skipped, "kind", c.kind.Kind, "object", klog.KObj(rs))
 		c.expectations.LowerExpectations(logger, key, skipped, 0)
 	}
-	return err
+	return created, err
 }
 
 // deletePods deletes the n pods of activePods ranked first for deletion,

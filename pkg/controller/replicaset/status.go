@@ -144,6 +144,48 @@ func settled(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 		ptr.Deref(status.TerminatingReplicas, 0) == 0
 }
 
+// waitsForPods reports whether a status change may wait until the cache
+// has seen the pods this controller created or deleted. needsManage is
+// whether the expectations were met when the sync began (so that it could
+// create or delete pods), created how many pods it created.
+//
+//   - Pods from an earlier sync are unobserved and only counters changed:
+//     the cache's counts would be a step back from the status written then
+//     (deletions are counted ahead, afterDeleting) or a partial step
+//     (creations).
+//   - Creations from an earlier sync are unobserved: the counts are
+//     partial, and a new observedGeneration (a scale while they are on
+//     their way) can wait for them.
+//   - The sync created pods and no counter moved: the status would show
+//     only the new observedGeneration (a new ReplicaSet's first status, a
+//     scale-up) beside counts that the creations change a moment later.
+//     Each creation observed enqueues the owner again, even one observed
+//     before this sync ends, and the sync after the last writes both.
+//     Upstream writes each. A sync that creates pods after earlier ones
+//     were observed writes, as upstream does, so that a large ReplicaSet
+//     shows each batch.
+//
+// A changed condition (a failed creation or deletion) is written at once,
+// and expectations that expire end the wait.
+func (c *Controller) waitsForPods(key string, rs *apps.ReplicaSet, status apps.ReplicaSetStatus, needsManage bool, created int) bool {
+	switch {
+	case !reflect.DeepEqual(rs.Status.Conditions, status.Conditions):
+		return false
+	case !needsManage:
+		return countersOnly(rs, status) || c.expectations.PendingCreations(key)
+	default:
+		return created > 0 && sameCounters(rs.Status, status)
+	}
+}
+
+// sameCounters reports whether a and b count the same replicas; an
+// unreported terminatingReplicas counts as none.
+func sameCounters(a, b apps.ReplicaSetStatus) bool {
+	return a.Replicas == b.Replicas && a.FullyLabeledReplicas == b.FullyLabeledReplicas &&
+		a.ReadyReplicas == b.ReadyReplicas && a.AvailableReplicas == b.AvailableReplicas &&
+		ptr.Deref(a.TerminatingReplicas, 0) == ptr.Deref(b.TerminatingReplicas, 0)
+}
+
 // countersOnly reports whether status differs from rs's current one at
 // most in its replica counters.
 func countersOnly(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {

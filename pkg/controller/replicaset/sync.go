@@ -81,9 +81,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	var manageErr error
+	created := 0
 	if needsManage && rs.DeletionTimestamp == nil {
 		var deleted []*v1.Pod
-		deleted, manageErr = c.manageReplicas(ctx, key, rs, activePods)
+		deleted, created, manageErr = c.manageReplicas(ctx, key, rs, activePods)
 		activePods, terminatingPods = c.afterDeleting(activePods, terminatingPods, deleted)
 	}
 
@@ -91,13 +92,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	now := c.clock.Now()
 	status := c.calculateStatus(rs, activePods, terminatingPods, manageErr, now)
 	changed := !statusUpToDate(rs, status)
-	if changed && !needsManage && countersOnly(rs, status) {
-		// The cache has not seen all the last sync's creations or
-		// deletions: its counts would be a step back from the status
-		// written then (deletions) or a partial step (creations).
-		// Observing the rest enqueues rs again.
+	if changed && c.waitsForPods(key, rs, status, needsManage, created) {
+		// Observing the rest of the expected pods enqueues rs again.
 		logger.V(4).Info("Waiting for expected pods before updating status", "kind", c.kind.Kind, "key", key)
-		return nil
+		return manageErr
 	}
 	if d := c.statusSpacer.Delay(key); d > 0 && changed && onlyProgress(rs, status) && !settled(rs, status) {
 		// Progress only, and written less than a period ago: write it

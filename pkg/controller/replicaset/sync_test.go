@@ -676,9 +676,9 @@ func TestScalingWritesTheStatusTheCacheWillShow(t *testing.T) {
 		t.Fatalf("%d status updates once the cache caught up, want none", n)
 	}
 
-	// Scaling up writes the counts from before the creations (observed
-	// generation moves on); until the cache has seen every creation, the
-	// partial counts are not written.
+	// Scaling up writes nothing until the cache has seen every creation:
+	// neither the new observedGeneration beside the old counts, nor
+	// partial counts. The sync that sees the last creation writes both.
 	up := updates[0].DeepCopy()
 	up.Spec.Replicas = ptr.To[int32](3)
 	up.Generation = 2
@@ -692,25 +692,33 @@ func TestScalingWritesTheStatusTheCacheWillShow(t *testing.T) {
 	if err := f.sync(t); err != nil {
 		t.Fatal(err)
 	}
-	updates = f.statusUpdates()
-	want.ObservedGeneration = 2
-	if len(updates) != 1 || !sameCounts(updates[0].Status, want) {
-		t.Fatalf("status updates %v, want one with %+v", updates, want)
+	if n := len(f.pods.Templates); n != 2 {
+		t.Fatalf("%d creations, want 2", n)
 	}
-	if err := f.c.owners.Informer().GetIndexer().Update(updates[0]); err != nil {
-		t.Fatal(err)
+	if updates := f.statusUpdates(); len(updates) != 0 {
+		t.Fatalf("status updates %v before the creations were observed", updates)
 	}
-	created := newPod("new1", ownedBy(rs))
-	if err := pods.Add(created); err != nil {
-		t.Fatal(err)
-	}
-	f.c.addPod(logger, created)
-	f.client.ClearActions()
-	if err := f.sync(t); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(f.statusUpdates()); n != 0 {
-		t.Fatalf("%d status updates with one of two creations observed", n)
+	for i, name := range []string{"new1", "new2"} {
+		created := newPod(name, ownedBy(rs))
+		if err := pods.Add(created); err != nil {
+			t.Fatal(err)
+		}
+		f.c.addPod(logger, created)
+		f.client.ClearActions()
+		if err := f.sync(t); err != nil {
+			t.Fatal(err)
+		}
+		updates = f.statusUpdates()
+		if i == 0 {
+			if len(updates) != 0 {
+				t.Fatalf("status updates %v with one of two creations observed", updates)
+			}
+			continue
+		}
+		want = apps.ReplicaSetStatus{Replicas: 3, FullyLabeledReplicas: 3, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: ptr.To[int32](1), ObservedGeneration: 2}
+		if len(updates) != 1 || !sameCounts(updates[0].Status, want) {
+			t.Fatalf("status updates %v, want one with %+v", updates, want)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -142,11 +143,29 @@ func TestControllerServesReplicationControllers(t *testing.T) {
 		c.Run(ctx)
 	}()
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	// The informers stop with ctx: cancel before waiting for them, also
+	// when a check fails.
+	defer func() { cancel(); factory.Shutdown() }()
 
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return pc.CreateCalls() == 3, nil
+	})
+	if err != nil {
+		t.Fatalf("%d creates: %v", pc.CreateCalls(), err)
+	}
+	// The fake pod control stores nothing: the pods appear as the API
+	// server would have stored them, and observing them lets the status
+	// (replicas and observedGeneration together) be written.
+	for i, name := range []string{"web-a", "web-b", "web-c"} {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
+			Labels: map[string]string{"app": "web"}, OwnerReferences: []metav1.OwnerReference{pc.ControllerRefs[i]}}}
+		if _, err := client.CoreV1().Pods("ns").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := client.CoreV1().ReplicationControllers("ns").Get(ctx, "web", metav1.GetOptions{})
-		return err == nil && got.Status.ObservedGeneration == 2 && pc.CreateCalls() == 3, err
+		return err == nil && got.Status.ObservedGeneration == 2 && got.Status.Replicas == 3, err
 	})
 	if err != nil {
 		t.Fatalf("RC not synced: %v (%d creates)", err, pc.CreateCalls())
