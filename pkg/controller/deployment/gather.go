@@ -33,9 +33,10 @@ func newGatherer(period time.Duration, clk clock.PassiveClock) *gatherer {
 }
 
 // wait returns how much longer key's partial step is to be held back, 0
-// when it is to be taken now. The first call starts the period; a hold
-// that nobody came back to within two periods (the chance passed, the
-// Deployment changed) starts anew.
+// when it is to be taken now. The first call starts the period. A sync
+// that comes back late (a busy queue) takes the step: the hold is
+// measured from when the step first became possible, and never restarts
+// until done.
 func (g *gatherer) wait(key string) time.Duration {
 	if g.period <= 0 {
 		return 0
@@ -44,14 +45,11 @@ func (g *gatherer) wait(key string) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t, ok := g.since[key]
-	if !ok || now.Sub(t) >= 2*g.period {
+	if !ok {
 		g.since[key] = now
 		return g.period
 	}
-	if left := g.period - now.Sub(t); left > 0 {
-		return left
-	}
-	return 0
+	return max(g.period-now.Sub(t), 0)
 }
 
 // done ends key's hold: its step was taken, or it has none to take.
