@@ -111,10 +111,9 @@ func (c *Controller) calculateStatus(rs *apps.ReplicaSet, activePods, terminatin
 // statusUpToDate reports whether writing status would change nothing.
 func statusUpToDate(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 	cur := rs.Status
-	return cur.Replicas == status.Replicas &&
-		cur.FullyLabeledReplicas == status.FullyLabeledReplicas &&
-		cur.ReadyReplicas == status.ReadyReplicas &&
-		cur.AvailableReplicas == status.AvailableReplicas &&
+	// An unreported terminatingReplicas is written even where it counts
+	// as none.
+	return sameCounters(cur, status) &&
 		ptr.Equal(cur.TerminatingReplicas, status.TerminatingReplicas) &&
 		rs.Generation == cur.ObservedGeneration &&
 		reflect.DeepEqual(cur.Conditions, status.Conditions)
