@@ -17,5 +17,22 @@ for d in $(find cmd pkg internal -type d); do
 		echo "$d: every package has a doc.go"; fail=1
 	fi
 done
+# Tracked files: no executable binaries, nothing over 1 MB outside the
+# allow-list (the PGO profile and generated tables may grow).
+large_ok=(cmd/kube-controller-manager/default.pgo pkg/features/zz_generated_upstream.go)
+while IFS= read -r -d '' f; do
+	[[ -f "$f" ]] || continue
+	magic=$(head -c 4 "$f" | od -An -tx1 | tr -d ' \n')
+	case $magic in
+	7f454c46 | cffaedfe | cefaedfe | feedface | feedfacf | 4d5a*)
+		echo "$f: an executable binary is tracked"; fail=1; continue ;;
+	esac
+	if [[ -x "$f" && "$(head -c 2 "$f")" != "#!" ]]; then
+		echo "$f: executable but not a script"; fail=1
+	fi
+	if (($(stat -c %s "$f") > 1048576)) && [[ ! " ${large_ok[*]} " == *" $f "* ]]; then
+		echo "$f: tracked file over 1 MB (allow-list in hack/verify.sh)"; fail=1
+	fi
+done < <(git ls-files -z)
 [[ $fail == 0 ]] && echo "verify: ok"
 exit $fail
