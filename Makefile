@@ -6,6 +6,7 @@
 #   make verify  gofmt, go vet, import rules
 #   make parity  every parity scenario on upstream and on kcm, diffed
 #   make bench   the same load on upstream and on kcm, figures side by side
+#   make conformance  upstream's [Conformance] specs against kcm
 
 SHELL := /usr/bin/env bash
 OUT   := $(CURDIR)/_output
@@ -20,7 +21,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools run test unit integration verify clean features bench parity
+.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance
 
 all: build
 
@@ -32,6 +33,10 @@ build:
 # when already built at the pinned versions.
 tools:
 	hack/tools/build.sh
+
+# Upstream's e2e suite, only for the targets that run it (not make test).
+e2e-test:
+	hack/tools/build.sh e2e.test
 
 # Built rather than `go run`, so Ctrl-C reaches localup directly and make
 # does not report the interrupt as a failure.
@@ -61,6 +66,12 @@ parity: build tools
 # docs/BENCHMARKS.md), e.g. make bench BENCH_FLAGS='--phases nodes'.
 bench: build tools
 	go run ./test/bench/cmd/bench $(BENCH_FLAGS)
+
+# Upstream's [Conformance] specs of test/conformance/specs.txt on local
+# control planes with kcm (CONFORMANCE_FLAGS=--upstream: upstream's binary),
+# e.g. CONFORMANCE_FLAGS="--focus 'Garbage collector'" (README, Conformance).
+conformance: build tools e2e-test
+	go run ./test/conformance/cmd/conformance $(CONFORMANCE_FLAGS)
 
 # Regenerates pkg/features from upstream's feature gates.
 features:

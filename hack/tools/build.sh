@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the binaries the tests and the local cluster run, from the Go module
 # proxy only: etcd, kube-apiserver, kube-scheduler, upstream
-# kube-controller-manager and kwok. Each lands in $OUT (default _output/bin at
+# kube-controller-manager and kwok by default; upstream's e2e suite
+# (e2e.test, for make conformance) only when named. Each lands in $OUT (default _output/bin at
 # the repository root) with a .stamp recording the module version it was built
 # from; a binary whose stamp matches is not built again.
 set -euo pipefail
@@ -32,7 +33,9 @@ build() {
 		return
 	fi
 	echo "hack/tools: building $name ($pkg)"
-	(cd "$here/$dir" && go build -trimpath -ldflags "$ldflags" -o "$OUT/$name.tmp" "$pkg")
+	local gocmd=(go build)
+	[[ $name == *.test ]] && gocmd=(go test -c) # a test binary: the package's _test.go files hold the suite
+	(cd "$here/$dir" && "${gocmd[@]}" -trimpath -ldflags "$ldflags" -o "$OUT/$name.tmp" "$pkg")
 	mv "$OUT/$name.tmp" "$OUT/$name"
 	echo "$want" >"$OUT/$name.stamp"
 }
@@ -45,6 +48,9 @@ for b in "${want[@]}"; do
 	kube-apiserver | kube-scheduler) build k8s "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
 	kube-controller-manager) build k8s k8s.io/kubernetes/cmd/kube-controller-manager upstream-kube-controller-manager "$KUBE_LDFLAGS" ;;
 	kwok) build kwok sigs.k8s.io/kwok/cmd/kwok kwok ;;
+	# Its own module: the suite's test dependencies (ginkgo, gomega…) stay
+	# out of the one the other binaries are built from.
+	e2e.test) build e2e k8s.io/kubernetes/test/e2e e2e.test "$KUBE_LDFLAGS" ;;
 	*) echo "hack/tools: unknown binary $b" >&2; exit 2 ;;
 	esac
 done

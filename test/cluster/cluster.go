@@ -266,6 +266,10 @@ func (c *Cluster) proc(name Component) *process {
 	return c.procs[name]
 }
 
+// BinDir is the directory binaries are looked up in (Options.BinDir
+// resolved).
+func (c *Cluster) BinDir() string { return c.opts.BinDir }
+
 // Stop stops every process the cluster started, controller manager first and
 // etcd last: SIGTERM to its process group, SIGKILL after Options.StopTimeout.
 // It is safe to call more than once and after a failed Start. The work dir is

@@ -1,0 +1,110 @@
+package conformance
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// LoadSpecs reads a spec list: one full spec name a line; blank lines and
+// lines starting with # are ignored. A name listed twice is an error.
+func LoadSpecs(path string) ([]string, error) {
+	entries, err := readList(path)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.name)
+	}
+	return names, nil
+}
+
+// LoadExcluded reads the exclusion list: blocks of one or more "# reason"
+// lines followed by the spec names they apply to. Every excluded spec needs a
+// reason; it maps each name to its reason.
+func LoadExcluded(path string) (map[string]string, error) {
+	entries, err := readList(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		if e.reason == "" {
+			return nil, fmt.Errorf("%s:%d: excluded spec without a reason (a # line above it): %s", path, e.line, e.name)
+		}
+		out[e.name] = e.reason
+	}
+	return out, nil
+}
+
+type listEntry struct {
+	name, reason string
+	line         int
+}
+
+// readList parses the common format. A comment block sets the reason for the
+// names that follow it, until a blank line or the next comment block.
+func readList(path string) ([]listEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var (
+		out    []listEntry
+		seen   = map[string]int{}
+		reason []string
+		inText bool // the last line was a name, so a new comment starts a new reason
+	)
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for n := 1; s.Scan(); n++ {
+		line := strings.TrimSpace(s.Text())
+		switch {
+		case line == "":
+			reason, inText = nil, false
+		case strings.HasPrefix(line, "#"):
+			if inText {
+				reason, inText = nil, false
+			}
+			reason = append(reason, strings.TrimSpace(strings.TrimPrefix(line, "#")))
+		default:
+			if prev, dup := seen[line]; dup {
+				return nil, fmt.Errorf("%s:%d: listed twice (first on line %d): %s", path, n, prev, line)
+			}
+			seen[line] = n
+			out = append(out, listEntry{name: line, reason: strings.Join(reason, " "), line: n})
+			inText = true
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Select returns the specs to run, in list order: those matching focus (a
+// regular expression, or every spec when nil), without the excluded ones
+// unless includeExcluded. It also returns the excluded specs it left out.
+func Select(specs []string, excluded map[string]string, focus *regexp.Regexp, includeExcluded bool) (run, skipped []string) {
+	for _, s := range specs {
+		if focus != nil && !focus.MatchString(s) {
+			continue
+		}
+		if _, ex := excluded[s]; ex && !includeExcluded {
+			skipped = append(skipped, s)
+			continue
+		}
+		run = append(run, s)
+	}
+	return run, skipped
+}
+
+// FocusFor is the ginkgo --focus expression that selects exactly one spec by
+// its full name.
+func FocusFor(name string) string {
+	return "^" + regexp.QuoteMeta(name) + "$"
+}
