@@ -61,7 +61,8 @@ func TestSelectAndFocus(t *testing.T) {
 	}
 	name := "[sig-apps] Deployment should run (x+y) [Conformance]"
 	re := regexp.MustCompile(FocusFor(name))
-	if !re.MatchString(name) || re.MatchString(name+" more") || re.MatchString("[sig-apps] Deployment should run (xxy) [Conformance]") {
+	if !re.MatchString(name) || !re.MatchString(" "+name) || re.MatchString(name+" more") || re.MatchString("x"+name) ||
+		re.MatchString("[sig-apps] Deployment should run (xxy) [Conformance]") {
 		t.Errorf("FocusFor(%q) = %q does not select exactly the spec", name, FocusFor(name))
 	}
 }

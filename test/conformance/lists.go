@@ -104,7 +104,9 @@ func Select(specs []string, excluded map[string]string, focus *regexp.Regexp, in
 }
 
 // FocusFor is the ginkgo --focus expression that selects exactly one spec by
-// its full name.
+// its full name. ginkgo matches it against a text that does not start with
+// the name itself (the suite's own container comes first), so the name is
+// anchored at a word boundary rather than at ^.
 func FocusFor(name string) string {
-	return "^" + regexp.QuoteMeta(name) + "$"
+	return `(^|\s)` + regexp.QuoteMeta(name) + "$"
 }
