@@ -16,6 +16,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
+	"github.com/kcm-dev/kcm/pkg/controller/statefulset"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
 	"github.com/kcm-dev/kcm/pkg/controller/ttlafterfinished"
@@ -87,7 +88,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ServiceCIDR, nil, gates(features.MultiCIDRServiceAllocator))
 	add(names.ServiceAccount, serviceaccount.New)
 	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
-	add(names.StatefulSet, nil)
+	add(names.StatefulSet, statefulset.New)
 	add(names.StorageVersionMigrator, nil)
 	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
 	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
