@@ -77,7 +77,9 @@ func withMaxUnavailable(v intstr.IntOrString) setOpt {
 func withStart(start int32) setOpt {
 	return func(set *apps.StatefulSet) { set.Spec.Ordinals = &apps.StatefulSetOrdinals{Start: start} }
 }
-func withMinReady(s int32) setOpt { return func(set *apps.StatefulSet) { set.Spec.MinReadySeconds = s } }
+func withMinReady(s int32) setOpt {
+	return func(set *apps.StatefulSet) { set.Spec.MinReadySeconds = s }
+}
 func withClaim(name string) setOpt {
 	return func(set *apps.StatefulSet) {
 		set.Spec.VolumeClaimTemplates = append(set.Spec.VolumeClaimTemplates, v1.PersistentVolumeClaim{
