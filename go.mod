@@ -10,6 +10,7 @@ require (
 	k8s.io/apiserver v0.37.1
 	k8s.io/client-go v0.37.1
 	k8s.io/component-base v0.37.1
+	k8s.io/component-helpers v0.37.1
 	k8s.io/controller-manager v0.37.1
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-controller-manager v0.37.1

@@ -1,0 +1,142 @@
+package daemonset
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/kcm-dev/kcm/internal/controller/podranking"
+)
+
+// counts are the status fields the controller computes.
+type counts struct {
+	desired, current, misscheduled, ready, updated, available int32
+}
+
+// calculateCounts counts, over the nodes: those that should run the pod
+// (desired), of those the ones that have one (current), whose oldest pod
+// is ready, available or of the current template; and the nodes that
+// have a pod they should not run (misscheduled).
+func (c *Controller) calculateCounts(logger klog.Logger, s *syncState) counts {
+	var n counts
+	for _, node := range s.nodes {
+		shouldRun := s.place.on(logger, node).shouldRun
+		pods := s.byNode[node.Name]
+		switch {
+		case !shouldRun:
+			if len(pods) > 0 {
+				n.misscheduled++
+			}
+			continue
+		case len(pods) == 0:
+			n.desired++
+			continue
+		}
+		n.desired++
+		n.current++
+		pod := slices.MinFunc(pods, byAge)
+		if podranking.IsReady(pod) {
+			n.ready++
+			if podranking.IsAvailable(pod, s.ds.Spec.MinReadySeconds, s.now) {
+				n.available++
+			}
+		}
+		if s.rev.updated(pod) {
+			n.updated++
+		}
+	}
+	return n
+}
+
+// updateStatus writes the DaemonSet's status if it changed, with
+// observedGeneration raised to the generation when observe (a sync that
+// waited for expectations did not act on it). Like upstream, it requeues
+// the DaemonSet after minReadySeconds while ready pods are not all
+// available yet.
+func (c *Controller) updateStatus(ctx context.Context, s *syncState, observe bool) error {
+	logger := klog.FromContext(ctx)
+	ds := s.ds
+	n := c.calculateCounts(logger, s)
+	want := ds.Status
+	want.DesiredNumberScheduled = n.desired
+	want.CurrentNumberScheduled = n.current
+	want.NumberMisscheduled = n.misscheduled
+	want.NumberReady = n.ready
+	want.UpdatedNumberScheduled = n.updated
+	want.NumberAvailable = n.available
+	want.NumberUnavailable = n.desired - n.available
+	if observe {
+		want.ObservedGeneration = ds.Generation
+	}
+	// Upstream writes whenever observedGeneration lags, even when the
+	// write cannot raise it: such a write changes nothing.
+	if sameCounters(ds.Status, want) && (ds.Status.ObservedGeneration >= ds.Generation || !observe) {
+		return c.requeueForAvailability(ds, n)
+	}
+	updated, err := c.writeStatus(ctx, ds, want, observe)
+	if err != nil {
+		return fmt.Errorf("error storing status for daemon set %s: %w", klog.KObj(ds), err)
+	}
+	c.consistency.WroteAt(types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}, updated.UID, daemonSetResource, updated.ResourceVersion)
+	return c.requeueForAvailability(ds, n)
+}
+
+func (c *Controller) requeueForAvailability(ds *apps.DaemonSet, n counts) error {
+	if ds.Spec.MinReadySeconds > 0 && n.ready != n.available {
+		c.enqueueAfter(ds, time.Duration(ds.Spec.MinReadySeconds)*time.Second)
+	}
+	return nil
+}
+
+func sameCounters(a, b apps.DaemonSetStatus) bool {
+	return a.DesiredNumberScheduled == b.DesiredNumberScheduled &&
+		a.CurrentNumberScheduled == b.CurrentNumberScheduled &&
+		a.NumberMisscheduled == b.NumberMisscheduled &&
+		a.NumberReady == b.NumberReady &&
+		a.UpdatedNumberScheduled == b.UpdatedNumberScheduled &&
+		a.NumberAvailable == b.NumberAvailable &&
+		a.NumberUnavailable == b.NumberUnavailable
+}
+
+// writeStatus puts want's counters (and observedGeneration when observe)
+// on a copy of ds and writes it; on failure it retries once on a fresh
+// read.
+func (c *Controller) writeStatus(ctx context.Context, ds *apps.DaemonSet, want apps.DaemonSetStatus, observe bool) (*apps.DaemonSet, error) {
+	client := c.client.AppsV1().DaemonSets(ds.Namespace)
+	toUpdate := ds.DeepCopy()
+	for attempt := 0; ; attempt++ {
+		if observe {
+			toUpdate.Status.ObservedGeneration = ds.Generation
+		}
+		setCounters(&toUpdate.Status, want)
+		updated, err := client.UpdateStatus(ctx, toUpdate, metav1.UpdateOptions{})
+		if err == nil {
+			return updated, nil
+		}
+		if attempt >= statusUpdateRetries {
+			return nil, err
+		}
+		var getErr error
+		if toUpdate, getErr = client.Get(ctx, ds.Name, metav1.GetOptions{}); getErr != nil {
+			// The status cannot be trusted any more; this error is the
+			// more interesting one.
+			return nil, getErr
+		}
+	}
+}
+
+func setCounters(st *apps.DaemonSetStatus, want apps.DaemonSetStatus) {
+	st.DesiredNumberScheduled = want.DesiredNumberScheduled
+	st.CurrentNumberScheduled = want.CurrentNumberScheduled
+	st.NumberMisscheduled = want.NumberMisscheduled
+	st.NumberReady = want.NumberReady
+	st.UpdatedNumberScheduled = want.UpdatedNumberScheduled
+	st.NumberAvailable = want.NumberAvailable
+	st.NumberUnavailable = want.NumberUnavailable
+}
