@@ -4,6 +4,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
+	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
@@ -54,7 +55,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.CertificateSigningRequestSigning, nil)
 	add(names.ClusterRoleAggregation, clusterroleaggregation.New)
 	add(names.CronJob, nil)
-	add(names.DaemonSet, nil)
+	add(names.DaemonSet, daemonset.New)
 	add(names.Deployment, deployment.New)
 	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
 	add(names.Disruption, nil)
