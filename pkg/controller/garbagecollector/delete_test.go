@@ -88,3 +88,75 @@ func TestMissingObjectQueuesVirtualDelete(t *testing.T) {
 		t.Errorf("no virtual delete event queued")
 	}
 }
+
+// TestUnblockBeforeForegroundDeleteKeepsReferences covers the dependency
+// circle (upstream's conformance spec): an object whose owner waits for its
+// dependents and that has a dependent itself waiting gets its references
+// unblocked, then is deleted in the foreground. The deletion after a real
+// unblock always conflicts (the patch moved the resourceVersion), so the
+// retry finds nothing left to unblock; it must keep the references (a null
+// list in the patch used to delete them all, and the object, ownerless, was
+// never collected).
+func TestUnblockBeforeForegroundDeleteKeepsReferences(t *testing.T) {
+	deleting := obj("ns", "owner", "o")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	deleting.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	for _, tc := range []struct {
+		name   string
+		owners []metav1.OwnerReference
+	}{
+		{"first attempt: blocking reference", []metav1.OwnerReference{ref(cmKind, "owner", "o", true)}},
+		{"retry: already unblocked", []metav1.OwnerReference{ref(cmKind, "owner", "o", false)}},
+		{"retry, two owners: one unblocked", []metav1.OwnerReference{ref(cmKind, "owner", "o", false), ref(cmKind, "gone", "g", true)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			item := obj("ns", "item", "i", tc.owners...)
+			c, client := newDeleteTestController(t, partial(cmKind, deleting), partial(cmKind, item))
+			// Keep the object on delete, to read its references afterwards.
+			client.PrependReactor("delete", "*", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, nil })
+			s := snapshot{
+				identity:                     objectReference{OwnerReference: coordinates(ref(cmKind, "item", "i", false)), Namespace: "ns"},
+				owners:                       tc.owners,
+				dependents:                   []objectReference{{OwnerReference: coordinates(ref(cmKind, "dep", "d", false)), Namespace: "ns"}},
+				dependentsDeletingDependents: true,
+			}
+			if err := c.attemptToDeleteItem(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			d := deletions(client)
+			if len(d) != 1 || d[0].Name != "item" || *d[0].DeleteOptions.PropagationPolicy != metav1.DeletePropagationForeground {
+				t.Fatalf("deletions = %+v, want item in the foreground", d)
+			}
+			live, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("ns").Get(ctx, "item", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(live.OwnerReferences) != len(tc.owners) {
+				t.Fatalf("ownerReferences after the unblock = %+v, want all %d kept", live.OwnerReferences, len(tc.owners))
+			}
+			for _, r := range live.OwnerReferences {
+				if isBlocking(r) {
+					t.Errorf("reference %s still blocks", r.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestUnblockPatchLeavesOutUnchangedReferences(t *testing.T) {
+	for _, tc := range []struct {
+		owners []metav1.OwnerReference
+		want   string
+	}{
+		{nil, `{"metadata":{"uid":"i"}}`},
+		{[]metav1.OwnerReference{ref(cmKind, "a", "a", false)}, `{"metadata":{"uid":"i"}}`},
+		{[]metav1.OwnerReference{ref(cmKind, "a", "a", false), ref(cmKind, "b", "b", true)},
+			`{"metadata":{"uid":"i","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"b","uid":"b","blockOwnerDeletion":false}]}}`},
+	} {
+		got, err := unblockOwnerReferencesStrategicMergePatch("i", tc.owners)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("unblock patch of %v = %s, %v; want %s", tc.owners, got, err, tc.want)
+		}
+	}
+}

@@ -49,19 +49,29 @@ func ownerRefsMergePatch(rv string, refs []metav1.OwnerReference) ([]byte, error
 		"resourceVersion": rv, "ownerReferences": []metav1.OwnerReference{}}})
 }
 
+// unblockPatch is the strategic merge patch of unblockOwnerRefs. With no
+// reference to change, ownerReferences must be left out of it: a null
+// list in a strategic merge patch deletes every reference.
+type unblockPatch struct {
+	Metadata struct {
+		UID             types.UID               `json:"uid"`
+		OwnerReferences []metav1.OwnerReference `json:"ownerReferences,omitempty"`
+	} `json:"metadata"`
+}
+
 // unblockOwnerReferencesStrategicMergePatch sets blockOwnerDeletion=false
-// on every blocking reference of a dependent.
+// on every blocking reference of a dependent (merged by uid) and leaves the
+// others alone.
 func unblockOwnerReferencesStrategicMergePatch(uid types.UID, owners []metav1.OwnerReference) ([]byte, error) {
-	var refs []metav1.OwnerReference
+	var p unblockPatch
+	p.Metadata.UID = uid
 	for _, o := range owners {
 		if isBlocking(o) {
 			o.BlockOwnerDeletion = ptr.To(false)
-			refs = append(refs, o)
+			p.Metadata.OwnerReferences = append(p.Metadata.OwnerReferences, o)
 		}
 	}
-	return json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"uid": uid, "ownerReferences": refs},
-	})
+	return json.Marshal(p)
 }
 
 // patch applies a strategic merge patch, falling back for resources that do
@@ -102,7 +112,13 @@ func (c *Controller) removeOwnerRefs(ctx context.Context, id objectReference, ow
 }
 
 // unblockOwnerRefs makes every reference of the dependent non-blocking.
+// When none blocks it writes nothing: that is the retry after an unblock
+// whose following deletion conflicted (the unblock itself changed the
+// resourceVersion), and upstream's patch then changes nothing either.
 func (c *Controller) unblockOwnerRefs(ctx context.Context, id objectReference, owners []metav1.OwnerReference) error {
+	if !slices.ContainsFunc(owners, isBlocking) {
+		return nil
+	}
 	smp, err := unblockOwnerReferencesStrategicMergePatch(id.UID, owners)
 	if err != nil {
 		return err
