@@ -31,6 +31,8 @@
 //
 //	apply: <object or list>            server-side apply, field manager "parity", forced
 //	patch: {kind, namespace, name, type: merge|strategic|json, patch: …, subresource: status}
+//	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
+//	                                   the patch is the live object's uid, for ownerReferences
 //	scale: {kind, namespace, name, replicas: 3}               through the scale subresource
 //	setImage: {kind, namespace, name, container: app, image: nginx:2}
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}

@@ -85,6 +85,9 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 		"strategic": types.StrategicMergePatchType, "json": types.JSONPatchType,
 	}[p.Type]
 	body, err := json.Marshal(p.Patch)
+	if err == nil {
+		body, err = substituteUIDs(body, r.lookupUID(ctx))
+	}
 	if err != nil {
 		return fmt.Errorf("patch %s: %w", p.Ref, err)
 	}
