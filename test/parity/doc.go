@@ -38,6 +38,8 @@
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}
 //	wait: {kind, namespace, name, selector, for: …, timeout: 60s}
 //	controllerManager: stop|kill|start|restart              start/restart wait for the Lease
+//	controllerManager: start-upstream  upstream's binary, whichever the run's: objects made under
+//	                                   upstream, handed to the run's binary by stop then start
 //	settle: {quiet: 3s, timeout: 60s}  until the captured state stops changing
 //	nodes: 2                           kwok Nodes kwok-node-0, -1 exist (one at a time: deterministic CIDRs)
 //

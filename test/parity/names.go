@@ -13,6 +13,10 @@ import (
 // rand.String) are made of: no vowels, no 0, 1 or 3.
 const randomAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
+// statefulSetPodNameLabel is the label a StatefulSet gives each pod, with
+// the pod's own (stable) name.
+const statefulSetPodNameLabel = "statefulset.kubernetes.io/pod-name"
+
 // randomSuffixLen is the length of a generateName suffix.
 const randomSuffixLen = 5
 
@@ -43,10 +47,15 @@ func (g *genNames) add(name, prefix, created, tie string) {
 	g.byName[name] = &generated{name: name, prefix: prefix, created: created, tie: tie}
 }
 
-// fromObjects adds every object whose name extends its generateName.
+// fromObjects adds every object whose name extends its generateName,
+// except a StatefulSet's pods: web-0 carries generateName web- but its
+// name is its stable identity (its pod-name label says so).
 func (g *genNames) fromObjects(objs []*unstructured.Unstructured) {
 	var gen []*unstructured.Unstructured
 	for _, o := range objs {
+		if o.GetLabels()[statefulSetPodNameLabel] == o.GetName() {
+			continue
+		}
 		if p := o.GetGenerateName(); p != "" && strings.HasPrefix(o.GetName(), p) && o.GetName() != p {
 			gen = append(gen, o)
 		}

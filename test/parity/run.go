@@ -185,7 +185,7 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 	if err := c.WaitForControllerManagerLeader(ctx); err != nil {
 		return "", err
 	}
-	sess, err := newSession(c, b.s, logf)
+	sess, err := newSession(c, b.s, b.opts.Upstream, logf)
 	if err != nil {
 		return "", err
 	}

@@ -299,6 +299,10 @@ const (
 	cmKill    = "kill"
 	cmStart   = "start"
 	cmRestart = "restart"
+	// cmStartUpstream starts upstream's binary whichever binary the run
+	// is of: a scenario can create objects under upstream and then hand
+	// them to the run's binary (stop, then start).
+	cmStartUpstream = "start-upstream"
 )
 
 func (st *Step) validate() error {
@@ -348,8 +352,8 @@ func (st *Step) validate() error {
 	}
 	if st.ControllerManager != "" {
 		set = append(set, "controllerManager")
-		if !slices.Contains([]string{cmStop, cmKill, cmStart, cmRestart}, st.ControllerManager) {
-			errs = append(errs, fmt.Errorf("controllerManager: %q: want stop, kill, start or restart", st.ControllerManager))
+		if !slices.Contains([]string{cmStop, cmKill, cmStart, cmRestart, cmStartUpstream}, st.ControllerManager) {
+			errs = append(errs, fmt.Errorf("controllerManager: %q: want stop, kill, start, restart or start-upstream", st.ControllerManager))
 		}
 	}
 	if st.Settle != nil {

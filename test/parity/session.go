@@ -27,7 +27,7 @@ type session struct {
 	logf  func(format string, args ...any)
 }
 
-func newSession(c *cluster.Cluster, s *Scenario, logf func(string, ...any)) (*session, error) {
+func newSession(c *cluster.Cluster, s *Scenario, upstream string, logf func(string, ...any)) (*session, error) {
 	k, err := newKinds(c.RESTConfig)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func newSession(c *cluster.Cluster, s *Scenario, logf func(string, ...any)) (*se
 		norm: &Normalizer{Known: known, Ignore: s.Ignore},
 		logf: logf,
 	}
-	sess.steps = &stepRunner{cluster: c, kinds: k, logf: logf, deleted: map[string]types.UID{}}
+	sess.steps = &stepRunner{cluster: c, kinds: k, logf: logf, deleted: map[string]types.UID{}, upstream: upstream}
 	sess.steps.settle = func(ctx context.Context, set *Settle) error {
 		_, err := sess.settleAndCapture(ctx, set)
 		return err

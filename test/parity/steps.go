@@ -27,6 +27,9 @@ type stepRunner struct {
 	// deleted remembers the uid of what each delete step deleted, for
 	// "for: recreated".
 	deleted map[string]types.UID
+	// upstream is upstream's controller manager binary, for
+	// "controllerManager: start-upstream".
+	upstream string
 }
 
 func refKey(r Ref) string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
@@ -230,6 +233,12 @@ func (r *stepRunner) controllerManager(ctx context.Context, action string) error
 		}
 	case cmRestart:
 		if err = r.cluster.RestartControllerManager(ctx); err == nil {
+			err = r.cluster.WaitForControllerManagerLeader(ctx)
+		}
+	case cmStartUpstream:
+		o := r.cluster.Options().ControllerManager
+		o.Binary = r.upstream
+		if err = r.cluster.StartControllerManagerWith(ctx, o); err == nil {
 			err = r.cluster.WaitForControllerManagerLeader(ctx)
 		}
 	default:

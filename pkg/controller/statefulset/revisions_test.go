@@ -204,3 +204,29 @@ func TestDefaultTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestRevisionNamesMatchUpstream pins revision names (the hash of the
+// data bytes) to those upstream v1.37.1's controller manager gave the same
+// StatefulSets on a local cluster (test/parity/scenarios
+// statefulset-max-unavailable.yaml): any byte of difference in the data
+// would change them.
+func TestRevisionNamesMatchUpstream(t *testing.T) {
+	for name, want := range map[string]string{
+		"ordered":  "ordered-7fbf98688c",
+		"parallel": "parallel-547fc88fd9",
+	} {
+		set := newSet(5, func(s *apps.StatefulSet) {
+			s.Name = name
+			s.Spec.Selector.MatchLabels = map[string]string{"app": name}
+			s.Spec.Template.Labels = map[string]string{"app": name}
+			s.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+		})
+		rev, err := newRevision(set, 1, ptr.To[int32](0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev.Name != want {
+			t.Errorf("revision of %s: %s, want upstream's %s", name, rev.Name, want)
+		}
+	}
+}
