@@ -62,6 +62,11 @@ type Params struct {
 	ScaleTo     int `json:"scaleTo"`
 	// NewNodes is how many nodes the nodes phase creates.
 	NewNodes int `json:"newNodes"`
+	// StatefulSets, StatefulSetReplicas: the statefulsets create phase;
+	// StatefulSetScaleTo: its scale phase (0: 50, 10, 20).
+	StatefulSets        int `json:"statefulSets,omitempty"`
+	StatefulSetReplicas int `json:"statefulSetReplicas,omitempty"`
+	StatefulSetScaleTo  int `json:"statefulSetScaleTo,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).
@@ -146,6 +151,7 @@ func Scenarios() []Scenario {
 					Requires: nodesRequire, Run: createNodes},
 			},
 		},
+		statefulSetsScenario(),
 	}
 }
 
@@ -216,9 +222,10 @@ type Env struct {
 	KCMArgs []string
 	Logf    func(format string, args ...any)
 
-	Deployments appslisters.DeploymentLister
-	Pods        corelisters.PodLister
-	Nodes       corelisters.NodeLister
+	Deployments  appslisters.DeploymentLister
+	StatefulSets appslisters.StatefulSetLister
+	Pods         corelisters.PodLister
+	Nodes        corelisters.NodeLister
 
 	mu sync.Mutex
 	// generations holds, per Deployment, the generation the last write

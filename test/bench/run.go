@@ -473,15 +473,16 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(benchNamespace), informers.WithTransform(trim))
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim))
 	env := &Env{
-		Cluster:     c,
-		Client:      client,
-		Namespace:   benchNamespace,
-		Params:      cfg.Params,
-		KCMArgs:     c.ControllerManagerArgs(c.Options().ControllerManager.ExtraArgs...),
-		Logf:        cfg.logf,
-		Deployments: nsFactory.Apps().V1().Deployments().Lister(),
-		Pods:        nsFactory.Core().V1().Pods().Lister(),
-		Nodes:       nodeFactory.Core().V1().Nodes().Lister(),
+		Cluster:      c,
+		Client:       client,
+		Namespace:    benchNamespace,
+		Params:       cfg.Params,
+		KCMArgs:      c.ControllerManagerArgs(c.Options().ControllerManager.ExtraArgs...),
+		Logf:         cfg.logf,
+		Deployments:  nsFactory.Apps().V1().Deployments().Lister(),
+		StatefulSets: nsFactory.Apps().V1().StatefulSets().Lister(),
+		Pods:         nsFactory.Core().V1().Pods().Lister(),
+		Nodes:        nodeFactory.Core().V1().Nodes().Lister(),
 	}
 	ictx, cancel := context.WithCancel(ctx)
 	nsFactory.Start(ictx.Done())
