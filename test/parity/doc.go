@@ -31,11 +31,13 @@
 //
 //	apply: <object or list>            server-side apply, field manager "parity", forced
 //	patch: {kind, namespace, name, type: merge|strategic|json, patch: …, subresource: status}
+//	                                   selector instead of name: every object it selects
 //	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
 //	                                   the patch is the live object's uid, for ownerReferences
 //	scale: {kind, namespace, name, replicas: 3}               through the scale subresource
 //	setImage: {kind, namespace, name, container: app, image: nginx:2}
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}
+//	                                   selector instead of name: every object it selects
 //	wait: {kind, namespace, name, selector, for: …, timeout: 60s}
 //	controllerManager: stop|kill|start|restart              start/restart wait for the Lease
 //	controllerManager: start-upstream  upstream's binary, whichever the run's: objects made under

@@ -74,9 +74,12 @@ type Step struct {
 	Settle            *Settle       `json:"settle,omitempty"`
 }
 
-// PatchStep patches an object (type merge by default).
+// PatchStep patches an object (type merge by default), or with Selector
+// instead of a name every object of the kind in the namespace it selects
+// (at least one).
 type PatchStep struct {
 	Ref         `json:",inline"`
+	Selector    string `json:"selector,omitempty"`
 	Type        string `json:"type,omitempty"`
 	Patch       any    `json:"patch"`
 	Subresource string `json:"subresource,omitempty"`
@@ -96,9 +99,12 @@ type SetImageStep struct {
 	Image     string `json:"image"`
 }
 
-// DeleteStep deletes an object with an optional propagation policy.
+// DeleteStep deletes an object with an optional propagation policy, or
+// with Selector instead of a name every object of the kind in the
+// namespace it selects (at least one).
 type DeleteStep struct {
 	Ref         `json:",inline"`
+	Selector    string `json:"selector,omitempty"`
 	Propagation string `json:"propagation,omitempty"`
 }
 
@@ -318,7 +324,7 @@ func (st *Step) validate() error {
 	}
 	if st.Patch != nil {
 		set = append(set, "patch")
-		errs = append(errs, needName(st.Patch.Ref))
+		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector))
 		if !slices.Contains([]string{"", "merge", "strategic", "json"}, st.Patch.Type) {
 			errs = append(errs, fmt.Errorf("patch: type %q: want merge, strategic or json", st.Patch.Type))
 		}
@@ -339,7 +345,7 @@ func (st *Step) validate() error {
 	}
 	if st.Delete != nil {
 		set = append(set, "delete")
-		errs = append(errs, needName(st.Delete.Ref))
+		errs = append(errs, needNameOrSelector(st.Delete.Ref, st.Delete.Selector))
 		if !slices.Contains([]string{"", "Background", "Foreground", "Orphan"}, st.Delete.Propagation) {
 			errs = append(errs, fmt.Errorf("delete: propagation %q: want Background, Foreground or Orphan", st.Delete.Propagation))
 		}
@@ -371,6 +377,22 @@ func (st *Step) validate() error {
 	return errors.Join(errs...)
 }
 
+// withSelector describes a reference that may select instead of name.
+func withSelector(r Ref, selector string) string {
+	if selector == "" {
+		return r.String()
+	}
+	return r.String() + " " + selector
+}
+
+// needNameOrSelector: a step acting on objects names one or selects some.
+func needNameOrSelector(r Ref, selector string) error {
+	if r.Kind == "" || (r.Name == "") == (selector == "") {
+		return fmt.Errorf("%s: kind and either name or selector are required", r)
+	}
+	return nil
+}
+
 func needName(r Ref) error {
 	if r.Kind == "" || r.Name == "" {
 		return fmt.Errorf("%s: kind and name are required", r)
@@ -389,13 +411,13 @@ func (st *Step) String() string {
 		}
 		return "apply " + strings.Join(names, ", ")
 	case st.Patch != nil:
-		return "patch " + st.Patch.Ref.String()
+		return "patch " + withSelector(st.Patch.Ref, st.Patch.Selector)
 	case st.Scale != nil:
 		return fmt.Sprintf("scale %s to %d", st.Scale.Ref, st.Scale.Replicas)
 	case st.SetImage != nil:
 		return fmt.Sprintf("set image %s %s=%s", st.SetImage.Ref, st.SetImage.Container, st.SetImage.Image)
 	case st.Delete != nil:
-		return "delete " + st.Delete.Ref.String()
+		return "delete " + withSelector(st.Delete.Ref, st.Delete.Selector)
 	case st.Wait != nil:
 		f := st.Wait.For
 		if f == "" {

@@ -49,6 +49,8 @@ steps:
 - scale: {kind: Deployment, namespace: a, name: d, replicas: 3}
 - setImage: {kind: Deployment, namespace: a, name: d, container: app, image: nginx:2}
 - delete: {kind: Deployment, namespace: a, name: d, propagation: Foreground}
+- patch: {kind: Pod, namespace: a, selector: app=d, subresource: status, patch: {status: {phase: Failed}}}
+- delete: {kind: Pod, namespace: a, selector: app=d}
 - wait: {kind: Pod, namespace: a, selector: app=d, for: count=0, timeout: 2m}
 - wait: {kind: Deployment, namespace: a, name: d, for: "condition=Available=False"}
 - wait: {kind: Deployment, namespace: a, name: d, for: "jsonpath={.status.replicas}=3"}
@@ -73,6 +75,10 @@ timeout: 10m
 		name:    "no action",
 		yaml:    "capture: [{kind: Pod}]\nsteps: [{}]\n",
 		wantErr: "exactly one action",
+	}, {
+		name:    "name and selector",
+		yaml:    "capture: [{kind: Pod}]\nsteps: [{delete: {kind: Pod, namespace: a, name: p, selector: x=y}}]\n",
+		wantErr: "either name or selector",
 	}, {
 		name:    "no capture",
 		yaml:    "steps: []\n",

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kcm-dev/kcm/test/cluster"
@@ -98,10 +99,36 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	if p.Subresource != "" {
 		sub = append(sub, p.Subresource)
 	}
-	if _, err := ri.Patch(ctx, p.Name, pt, body, metav1.PatchOptions{FieldManager: fieldManager}, sub...); err != nil {
+	names, err := selected(ctx, ri, p.Name, p.Selector)
+	if err != nil {
 		return fmt.Errorf("patch %s: %w", p.Ref, err)
 	}
+	for _, name := range names {
+		if _, err := ri.Patch(ctx, name, pt, body, metav1.PatchOptions{FieldManager: fieldManager}, sub...); err != nil {
+			return fmt.Errorf("patch %s %s: %w", p.Kind, name, err)
+		}
+	}
 	return nil
+}
+
+// selected returns name, or the names of the objects selector selects
+// (an error if none).
+func selected(ctx context.Context, ri dynamic.ResourceInterface, name, selector string) ([]string, error) {
+	if selector == "" {
+		return []string{name}, nil
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("nothing matches %q", selector)
+	}
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].GetName()
+	}
+	return names, nil
 }
 
 func (r *stepRunner) scale(ctx context.Context, s *ScaleStep) error {
@@ -183,18 +210,26 @@ func (r *stepRunner) delete(ctx context.Context, d *DeleteStep) error {
 	if err != nil {
 		return err
 	}
-	obj, err := ri.Get(ctx, d.Name, metav1.GetOptions{})
+	names, err := selected(ctx, ri, d.Name, d.Selector)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", d.Ref, err)
 	}
-	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}}
-	if d.Propagation != "" {
-		opts.PropagationPolicy = ptr(metav1.DeletionPropagation(d.Propagation))
+	for _, name := range names {
+		obj, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("delete %s %s: %w", d.Kind, name, err)
+		}
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(obj.GetUID())}}
+		if d.Propagation != "" {
+			opts.PropagationPolicy = ptr(metav1.DeletionPropagation(d.Propagation))
+		}
+		if err := ri.Delete(ctx, name, opts); err != nil {
+			return fmt.Errorf("delete %s %s: %w", d.Kind, name, err)
+		}
+		if d.Selector == "" {
+			r.deleted[refKey(d.Ref)] = obj.GetUID()
+		}
 	}
-	if err := ri.Delete(ctx, d.Name, opts); err != nil {
-		return fmt.Errorf("delete %s: %w", d.Ref, err)
-	}
-	r.deleted[refKey(d.Ref)] = obj.GetUID()
 	return nil
 }
 
