@@ -6,6 +6,8 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
+	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
+	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
 	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
@@ -59,8 +61,8 @@ func NewRegistry() controllermanager.Registry {
 	add(names.Deployment, deployment.New)
 	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
 	add(names.Disruption, nil)
-	add(names.Endpoints, nil)
-	add(names.EndpointSlice, nil)
+	add(names.Endpoints, endpoints.New)
+	add(names.EndpointSlice, endpointslice.New)
 	add(names.EndpointSliceMirroring, nil)
 	add(names.EphemeralVolume, nil)
 	add(names.GarbageCollector, garbagecollector.New)
