@@ -1,0 +1,237 @@
+// Package endpointslice tests the endpointslice-controller against a real
+// kube-apiserver. There is no scheduler, kubelet or garbage collector:
+// tests create pods on nodes and write the pod status (IPs, readiness)
+// themselves.
+package endpointslice
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
+	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
+	"github.com/kcm-dev/kcm/test/integration/framework"
+)
+
+const timeout = 60 * time.Second
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	client kubernetes.Interface
+	ns     string
+	// sliceWrites counts the controller's slice creates, updates and
+	// deletes in the namespace.
+	sliceWrites atomic.Int64
+}
+
+// setup creates a namespace and starts the controller through its real
+// constructor with maxPerSlice endpoints per slice.
+func setup(t *testing.T, maxPerSlice int32) *env {
+	t.Helper()
+	cfg := framework.StartEnv(t)
+	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
+	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "eps-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ns = ns.Name
+	ctrlCfg := rest.CopyConfig(cfg)
+	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
+				e.sliceWrites.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	cc := framework.NewControllerContext(t, ctrlCfg)
+	cc.Config.EndpointSliceController.ConcurrentServiceEndpointSyncs = 5
+	cc.Config.EndpointSliceController.MaxEndpointsPerSlice = maxPerSlice
+	c, err := endpointslice.New(context.Background(), cc, names.EndpointSlice)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	framework.StartController(t, cc, c)
+	return e
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// node creates (or keeps) a ready node in zone with cpu allocatable.
+func (e *env) node(name, zone, cpu string) {
+	e.t.Helper()
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+	if zone != "" {
+		n.Labels[v1.LabelTopologyZone] = zone
+	}
+	created, err := e.client.CoreV1().Nodes().Create(e.ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		if strings.Contains(err.Error(), "already exists") {
+			return
+		}
+		e.t.Fatal(err)
+	}
+	created.Status = v1.NodeStatus{
+		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+	}
+	if _, err := e.client.CoreV1().Nodes().UpdateStatus(e.ctx, created, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) service(name string, mutate ...func(*v1.Service)) *v1.Service {
+	e.t.Helper()
+	s := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: v1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports:    []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	s, err := e.client.CoreV1().Services(e.ns).Create(e.ctx, s, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// pod creates a pod on node and, if ip is set, writes its status: Running
+// with that IP, Ready as given.
+func (e *env) pod(name, app, node, ip string, ready bool, mutate ...func(*v1.Pod)) *v1.Pod {
+	e.t.Helper()
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{"app": app}},
+		Spec:       v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Image: "registry.example/web:1"}}},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	p, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ip != "" {
+		p = e.setStatus(p, ip, ready)
+	}
+	return p
+}
+
+func (e *env) setStatus(p *v1.Pod, ip string, ready bool) *v1.Pod {
+	e.t.Helper()
+	status := v1.ConditionFalse
+	if ready {
+		status = v1.ConditionTrue
+	}
+	p.Status.Phase = v1.PodRunning
+	p.Status.PodIP = ip
+	p.Status.PodIPs = []v1.PodIP{{IP: ip}}
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	p, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) getPod(name string) *v1.Pod {
+	e.t.Helper()
+	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func withNamedPort(name string, port int32) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{Name: name, ContainerPort: port, Protocol: v1.ProtocolTCP})
+	}
+}
+
+// slices returns the Service's slices managed by the controller.
+func (e *env) slices(svc string) []discovery.EndpointSlice {
+	e.t.Helper()
+	list, err := e.client.DiscoveryV1().EndpointSlices(e.ns).List(e.ctx, metav1.ListOptions{
+		LabelSelector: discovery.LabelServiceName + "=" + svc + "," + discovery.LabelManagedBy + "=" + endpointslice.ManagedBy,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items
+}
+
+// waitSlices waits until cond holds for the Service's slices.
+func (e *env) waitSlices(svc, what string, cond func([]discovery.EndpointSlice) bool) []discovery.EndpointSlice {
+	e.t.Helper()
+	var got []discovery.EndpointSlice
+	deadline := time.Now().Add(timeout)
+	for {
+		got = e.slices(svc)
+		if cond(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("slices of %s: %s not reached; have %s", svc, what, describe(got))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// endpointsByName returns every endpoint of the slices by pod name.
+func endpointsByName(slices []discovery.EndpointSlice) map[string]discovery.Endpoint {
+	out := map[string]discovery.Endpoint{}
+	for _, s := range slices {
+		for _, ep := range s.Endpoints {
+			if ep.TargetRef != nil {
+				out[ep.TargetRef.Name] = ep
+			}
+		}
+	}
+	return out
+}
+
+func describe(slices []discovery.EndpointSlice) string {
+	var parts []string
+	for _, s := range slices {
+		var names []string
+		for _, ep := range s.Endpoints {
+			n := strings.Join(ep.Addresses, ",")
+			if ep.TargetRef != nil {
+				n = ep.TargetRef.Name
+			}
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				n += "(unready)"
+			}
+			names = append(names, n)
+		}
+		var ports []string
+		for _, p := range s.Ports {
+			ports = append(ports, fmt.Sprint(*p.Port))
+		}
+		parts = append(parts, fmt.Sprintf("%s[%s ports=%s: %s]", s.Name, s.AddressType, strings.Join(ports, ","), strings.Join(names, " ")))
+	}
+	return strings.Join(parts, "; ")
+}
