@@ -3,6 +3,9 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrapproving"
+	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrcleaner"
+	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrsigning"
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
@@ -52,9 +55,9 @@ func NewRegistry() controllermanager.Registry {
 	}
 
 	add(names.BootstrapSigner, nil, off)
-	add(names.CertificateSigningRequestApproving, nil)
-	add(names.CertificateSigningRequestCleaner, nil)
-	add(names.CertificateSigningRequestSigning, nil)
+	add(names.CertificateSigningRequestApproving, csrapproving.New)
+	add(names.CertificateSigningRequestCleaner, csrcleaner.New)
+	add(names.CertificateSigningRequestSigning, csrsigning.New)
 	add(names.ClusterRoleAggregation, clusterroleaggregation.New)
 	add(names.CronJob, nil)
 	add(names.DaemonSet, daemonset.New)

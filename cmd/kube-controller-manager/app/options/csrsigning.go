@@ -1,11 +1,13 @@
 package options
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
 	kcmv1alpha1 "k8s.io/kube-controller-manager/config/v1alpha1"
 
+	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrsigning"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
 
@@ -44,11 +46,17 @@ func validateCSRSigning(c *config.ComponentConfig) []error {
 		if (p.s.CertFile == "") != (p.s.KeyFile == "") {
 			errs = append(errs, fmt.Errorf("--%s-cert-file and --%s-key-file must be set together", p.prefix, p.prefix))
 		}
-		if err := checkCertFile(p.prefix+"-cert-file", p.s.CertFile); err != nil {
-			errs = append(errs, err)
+		certErr := checkCertFile(p.prefix+"-cert-file", p.s.CertFile)
+		keyErr := checkKeyFile(p.prefix+"-key-file", p.s.KeyFile)
+		for _, err := range []error{certErr, keyErr} {
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
-		if err := checkKeyFile(p.prefix+"-key-file", p.s.KeyFile); err != nil {
-			errs = append(errs, err)
+		if certErr == nil && keyErr == nil && p.s.CertFile != "" && p.s.KeyFile != "" {
+			if err := checkSigningPair(p.prefix, p.s); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if i > 0 && (p.s.CertFile != "" || p.s.KeyFile != "") {
 			specificSet = true
@@ -58,4 +66,14 @@ func validateCSRSigning(c *config.ComponentConfig) []error {
 		errs = append(errs, fmt.Errorf("cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"))
 	}
 	return errs
+}
+
+// checkSigningPair checks what the signer needs beyond each file parsing:
+// one CA certificate and a key that matches it. Upstream finds a mismatch
+// only when the signing controller starts (a fatal log).
+func checkSigningPair(prefix string, s kcmv1alpha1.CSRSigningConfiguration) error {
+	if err := csrsigning.CheckCAFiles(s.CertFile, s.KeyFile); err != nil {
+		return fmt.Errorf("--%s-cert-file=%s and --%s-key-file=%s do not hold a usable CA: %w", prefix, s.CertFile, prefix, s.KeyFile, errors.Unwrap(err))
+	}
+	return nil
 }
