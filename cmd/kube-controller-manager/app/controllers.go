@@ -3,10 +3,13 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/bootstrap/signer"
+	"github.com/kcm-dev/kcm/pkg/controller/bootstrap/tokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrapproving"
 	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrsigning"
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
+	"github.com/kcm-dev/kcm/pkg/controller/clustertrustbundlepublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
@@ -16,6 +19,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
@@ -54,7 +58,7 @@ func NewRegistry() controllermanager.Registry {
 		return func(d *controllermanager.Descriptor) { d.RequiredFeatureGates = g }
 	}
 
-	add(names.BootstrapSigner, nil, off)
+	add(names.BootstrapSigner, signer.New, off)
 	add(names.CertificateSigningRequestApproving, csrapproving.New)
 	add(names.CertificateSigningRequestCleaner, csrcleaner.New)
 	add(names.CertificateSigningRequestSigning, csrsigning.New)
@@ -71,7 +75,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.GarbageCollector, garbagecollector.New)
 	add(names.HorizontalPodAutoscaler, nil)
 	add(names.Job, nil)
-	add(names.KubeAPIServerClusterTrustBundle, nil, gates(features.ClusterTrustBundle))
+	add(names.KubeAPIServerClusterTrustBundle, clustertrustbundlepublisher.New, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
 	add(names.Namespace, namespace.New)
 	add(names.NodeIpam, nodeipam.New)
@@ -82,7 +86,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.PersistentVolumeProtection, nil)
 	add(names.PersistentVolumeClaimProtection, nil)
 	add(names.PodGarbageCollector, podgc.New)
-	add(names.PodCertificateRequestCleaner, nil, gates(features.PodCertificateRequest))
+	add(names.PodCertificateRequestCleaner, podcertificaterequestcleaner.New, gates(features.PodCertificateRequest))
 	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
 	add(names.ReplicaSet, replicaset.New)
 	add(names.ReplicationController, replication.New)
@@ -98,7 +102,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.StorageVersionMigrator, nil)
 	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
 	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
-	add(names.TokenCleaner, nil, off)
+	add(names.TokenCleaner, tokencleaner.New, off)
 	add(names.TTLAfterFinished, ttlafterfinished.New)
 	add(names.TTL, ttl.New)
 	add(names.ValidatingAdmissionPolicyStatus, nil)

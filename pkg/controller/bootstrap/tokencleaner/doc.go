@@ -1,0 +1,7 @@
+// Package tokencleaner implements the token-cleaner-controller: it deletes
+// bootstrap token Secrets (type bootstrap.kubernetes.io/token in
+// kube-system) once their expiration has passed. A token that has not
+// expired yet is requeued for its expiry, not polled; an expiration that
+// does not parse counts as expired, as upstream has it, and the Secret is
+// deleted.
+package tokencleaner

@@ -1,0 +1,52 @@
+package clustertrustbundlepublisher
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// Upstream's metrics, served on /metrics.
+var (
+	syncTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "clustertrustbundle_publisher",
+		Name:           "sync_total",
+		Help:           "Number of syncs that occurred in cluster trust bundle publisher.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"code"})
+	syncDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "clustertrustbundle_publisher",
+		Name:           "sync_duration_seconds",
+		Help:           "The time it took to sync a cluster trust bundle.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"code"})
+	registerOnce sync.Once
+)
+
+func registerMetrics() {
+	registerOnce.Do(func() {
+		legacyregistry.MustRegister(syncTotal)
+		legacyregistry.MustRegister(syncDuration)
+	})
+}
+
+// recordSync counts a sync by the HTTP status code of its error (200 for
+// none, 500 for one without a status).
+func recordSync(start time.Time, err error) {
+	code := "200"
+	if err != nil {
+		code = "500"
+		var status apierrors.APIStatus
+		if errors.As(err, &status) && status.Status().Code != 0 {
+			code = strconv.Itoa(int(status.Status().Code))
+		}
+	}
+	syncDuration.WithLabelValues(code).Observe(time.Since(start).Seconds())
+	syncTotal.WithLabelValues(code).Inc()
+}
