@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	waitFor("new-denied", "pending")
-	// The ticker is waited on only once the first pass is over.
+	// Steps of the fake clock fire the ticker once it exists.
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return clk.HasWaiters(), nil
 	}); err != nil {
