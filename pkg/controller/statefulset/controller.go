@@ -122,6 +122,8 @@ type Controller struct {
 	// revisionEquality remembers set generations that match their latest
 	// revision semantically.
 	revisionEquality *lru.Cache
+	// patches remembers each set's revision data.
+	patches setPatches
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -215,7 +217,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	setReg, err := setInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueue(logger, obj) },
 		UpdateFunc: func(oldObj, newObj any) { c.onSetUpdate(logger, oldObj, newObj) },
-		DeleteFunc: func(obj any) { c.enqueue(logger, obj) },
+		DeleteFunc: func(obj any) { c.onSetDelete(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding StatefulSet event handler: %w", err)

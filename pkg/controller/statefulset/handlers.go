@@ -36,6 +36,17 @@ func (c *Controller) onSetUpdate(logger klog.Logger, oldObj, newObj any) {
 	c.enqueue(logger, newObj)
 }
 
+func (c *Controller) onSetDelete(logger klog.Logger, obj any) {
+	set, ok := obj.(*apps.StatefulSet)
+	if tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown); isTombstone {
+		set, ok = tombstone.Obj.(*apps.StatefulSet)
+	}
+	if ok {
+		c.patches.forget(set.UID)
+	}
+	c.enqueue(logger, obj)
+}
+
 // resolveControllerRef returns the cached set ref names, if it is still
 // the same object.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.StatefulSet {

@@ -1,16 +1,19 @@
 package statefulset
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -30,7 +33,9 @@ var patchCodec = scheme.Codecs.LegacyCodec(apps.SchemeGroupVersion)
 
 // revisionPatch returns the data of the revision of set's template.
 func revisionPatch(set *apps.StatefulSet) ([]byte, error) {
-	data, err := runtime.Encode(patchCodec, set)
+	// Encoding sets the object's type meta for a moment: never the
+	// cache's object.
+	data, err := runtime.Encode(patchCodec, set.DeepCopy())
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +63,66 @@ func newRevision(set *apps.StatefulSet, revision int64, collisionCount *int32) (
 	if err != nil {
 		return nil, err
 	}
+	return revisionOf(set, patch, revision, collisionCount), nil
+}
+
+// revisionOf is newRevision with set's revision data already computed.
+func revisionOf(set *apps.StatefulSet, patch []byte, revision int64, collisionCount *int32) *apps.ControllerRevision {
 	rev := history.New(set, controllerKind, set.Spec.Template.Labels, runtime.RawExtension{Raw: patch}, revision, collisionCount)
 	rev.Annotations = make(map[string]string, len(set.Annotations))
 	maps.Copy(rev.Annotations, set.Annotations)
-	return rev, nil
+	return rev
+}
+
+// setPatches remembers, per StatefulSet, the revision data of its template
+// at its latest generation: the template changes only with the
+// generation, and encoding it is most of a sync's work.
+type setPatches struct {
+	mu sync.Mutex
+	m  map[types.UID]generationPatch
+}
+
+type generationPatch struct {
+	generation int64
+	patch      []byte
+}
+
+// get returns set's revision data, computing it on a miss.
+func (p *setPatches) get(set *apps.StatefulSet) ([]byte, error) {
+	p.mu.Lock()
+	e, ok := p.m[set.UID]
+	p.mu.Unlock()
+	if ok && e.generation == set.Generation {
+		return e.patch, nil
+	}
+	patch, err := revisionPatch(set)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[types.UID]generationPatch{}
+	}
+	p.m[set.UID] = generationPatch{generation: set.Generation, patch: patch}
+	return patch, nil
+}
+
+// forget drops a deleted set's entry.
+func (p *setPatches) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, uid)
+}
+
+// atRevision returns set at the revision: set itself when the revision
+// holds set's own template (its data is patch, set's revision data), else
+// applyRevision's copy. The result is read-only.
+func atRevision(set *apps.StatefulSet, patch []byte, rev *apps.ControllerRevision) (*apps.StatefulSet, error) {
+	if rev.Data.Object == nil && bytes.Equal(rev.Data.Raw, patch) {
+		return set, nil
+	}
+	return applyRevision(set, rev)
 }
 
 // applyRevision returns a copy of set whose spec is set's with the
@@ -110,14 +171,11 @@ func (c *Controller) listRevisions(set *apps.StatefulSet) ([]*apps.ControllerRev
 // number); otherwise a new revision is created, which may raise the
 // collision count. The current revision is the one status.currentRevision
 // names, or the update revision. sorted are set's revisions, oldest first.
-func (c *Controller) revisions(ctx context.Context, set *apps.StatefulSet, sorted []*apps.ControllerRevision) (current, update *apps.ControllerRevision, collisionCount int32, err error) {
+func (c *Controller) revisions(ctx context.Context, set *apps.StatefulSet, patch []byte, sorted []*apps.ControllerRevision) (current, update *apps.ControllerRevision, collisionCount int32, err error) {
 	if set.Status.CollisionCount != nil {
 		collisionCount = *set.Status.CollisionCount
 	}
-	proposed, err := newRevision(set, nextRevision(sorted), &collisionCount)
-	if err != nil {
-		return nil, nil, collisionCount, err
-	}
+	proposed := revisionOf(set, patch, nextRevision(sorted), &collisionCount)
 	equal := history.FindEqual(sorted, proposed)
 	n := len(sorted)
 	switch {

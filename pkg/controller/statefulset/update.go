@@ -19,9 +19,9 @@ import (
 const maxBatchSize = 500
 
 // rollout is one sync's view of a StatefulSet: the set at its current and
-// update revisions, and its pods by ordinal.
+// update revisions, and its pods by ordinal. The sets are read-only: the
+// cache's object, or copies with a revision applied.
 type rollout struct {
-	// set is the sync's own copy of the StatefulSet.
 	set                   *apps.StatefulSet
 	currentSet, updateSet *apps.StatefulSet
 	current, update       *apps.ControllerRevision
@@ -44,15 +44,16 @@ type rollout struct {
 // written, or nil with an error. Old revisions are pruned whatever
 // happened.
 func (c *Controller) updateStatefulSet(ctx context.Context, set *apps.StatefulSet, pods []*v1.Pod, now time.Time) (*apps.StatefulSetStatus, error) {
-	// Encoding the set for its revision sets its type meta: never the
-	// cache's object.
-	set = set.DeepCopy()
+	patch, err := c.patches.get(set)
+	if err != nil {
+		return nil, err
+	}
 	revs, err := c.listRevisions(set)
 	if err != nil {
 		return nil, err
 	}
 	history.Sort(revs)
-	current, update, status, err := c.performUpdate(ctx, set, pods, revs, now)
+	current, update, status, err := c.performUpdate(ctx, set, patch, pods, revs, now)
 	truncateErr := c.truncateHistory(ctx, set, pods, revs, current, update)
 	if err != nil {
 		errs := []error{err}
@@ -66,13 +67,13 @@ func (c *Controller) updateStatefulSet(ctx context.Context, set *apps.StatefulSe
 
 // performUpdate finds the revisions, reconciles the pods and writes the
 // status (also when reconciling failed part-way).
-func (c *Controller) performUpdate(ctx context.Context, set *apps.StatefulSet, pods []*v1.Pod, revs []*apps.ControllerRevision, now time.Time) (current, update *apps.ControllerRevision, status *apps.StatefulSetStatus, err error) {
+func (c *Controller) performUpdate(ctx context.Context, set *apps.StatefulSet, patch []byte, pods []*v1.Pod, revs []*apps.ControllerRevision, now time.Time) (current, update *apps.ControllerRevision, status *apps.StatefulSetStatus, err error) {
 	logger := klog.FromContext(ctx)
-	current, update, collisionCount, err := c.revisions(ctx, set, revs)
+	current, update, collisionCount, err := c.revisions(ctx, set, patch, revs)
 	if err != nil {
 		return current, update, nil, err
 	}
-	status, err = c.reconcile(ctx, set, current, update, collisionCount, pods, now)
+	status, err = c.reconcile(ctx, set, patch, current, update, collisionCount, pods, now)
 	if err != nil && status == nil {
 		return current, update, nil, err
 	}
@@ -94,9 +95,9 @@ func (c *Controller) performUpdate(ctx context.Context, set *apps.StatefulSet, p
 // reconcile creates, updates and deletes pods to move set towards
 // spec.replicas pods, Running and Ready, at the revisions the update
 // strategy wants, and returns the status to write.
-func (c *Controller) reconcile(ctx context.Context, set *apps.StatefulSet, current, update *apps.ControllerRevision,
+func (c *Controller) reconcile(ctx context.Context, set *apps.StatefulSet, patch []byte, current, update *apps.ControllerRevision,
 	collisionCount int32, pods []*v1.Pod, now time.Time) (*apps.StatefulSetStatus, error) {
-	r, err := c.newRollout(ctx, set, current, update, collisionCount, pods, now)
+	r, err := c.newRollout(ctx, set, patch, current, update, collisionCount, pods, now)
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -145,13 +146,13 @@ func (c *Controller) reconcile(ctx context.Context, set *apps.StatefulSet, curre
 // condemned. It returns nil and an error if a revision does not apply, or
 // the strategy is Recreate while its feature gate is off (with a Warning
 // Event, as upstream).
-func (c *Controller) newRollout(ctx context.Context, set *apps.StatefulSet, current, update *apps.ControllerRevision,
+func (c *Controller) newRollout(ctx context.Context, set *apps.StatefulSet, patch []byte, current, update *apps.ControllerRevision,
 	collisionCount int32, pods []*v1.Pod, now time.Time) (*rollout, error) {
-	currentSet, err := applyRevision(set, current)
+	currentSet, err := atRevision(set, patch, current)
 	if err != nil {
 		return nil, err
 	}
-	updateSet, err := applyRevision(set, update)
+	updateSet, err := atRevision(set, patch, update)
 	if err != nil {
 		return nil, err
 	}
