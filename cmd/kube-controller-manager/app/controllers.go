@@ -14,6 +14,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
+	"github.com/kcm-dev/kcm/pkg/controller/endpointslicemirroring"
 	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
@@ -70,7 +71,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.Disruption, nil)
 	add(names.Endpoints, endpoints.New)
 	add(names.EndpointSlice, endpointslice.New)
-	add(names.EndpointSliceMirroring, nil)
+	add(names.EndpointSliceMirroring, endpointslicemirroring.New)
 	add(names.EphemeralVolume, nil)
 	add(names.GarbageCollector, garbagecollector.New)
 	add(names.HorizontalPodAutoscaler, nil)

@@ -1,0 +1,64 @@
+// Command mirroringgolden prints the order in which upstream's
+// EndpointSlice code (k8s.io/endpointslice/util.NewPortMapKey, as the
+// endpointslice-mirroring-controller calls it) sorts the ports of a slice,
+// and the port-set key it computes, for the fixed port sets that
+// pkg/controller/endpointslicemirroring's golden test uses, so that kcm's
+// order (visible in every mirrored slice) can be checked against upstream's.
+//
+// The port sets here must stay identical to goldenPortSets in
+// pkg/controller/endpointslicemirroring/golden_test.go. Usage (from
+// hack/tools/k8s):
+//
+//	go run ./mirroringgolden
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	endpointsliceutil "k8s.io/endpointslice/util"
+	"k8s.io/utils/ptr"
+)
+
+func portSets() map[string][]v1.EndpointPort {
+	return map[string][]v1.EndpointPort{
+		"web": {
+			{Name: "http", Port: 80, Protocol: v1.ProtocolTCP},
+			{Name: "https", Port: 443, Protocol: v1.ProtocolTCP},
+			{Name: "dns", Port: 53, Protocol: v1.ProtocolUDP},
+			{Name: "metrics", Port: 9090, Protocol: v1.ProtocolTCP},
+		},
+		"unnamed": {{Port: 80, Protocol: v1.ProtocolTCP}},
+		"mixed": {
+			{Name: "a", Port: 80, Protocol: v1.ProtocolTCP, AppProtocol: ptr.To("h2c")},
+			{Name: "a", Port: 80, Protocol: v1.ProtocolUDP},
+			{Name: "b", Port: 81, Protocol: v1.ProtocolSCTP},
+			{Name: "c", Port: 8080, Protocol: v1.ProtocolTCP, AppProtocol: ptr.To("kubernetes.io/h2c")},
+		},
+		"none": nil,
+	}
+}
+
+// slicePorts is upstream's epPortsToEpsPorts.
+func slicePorts(ports []v1.EndpointPort) []discovery.EndpointPort {
+	out := []discovery.EndpointPort{}
+	for _, p := range ports {
+		p := p.DeepCopy()
+		out = append(out, discovery.EndpointPort{Name: &p.Name, Port: &p.Port, Protocol: &p.Protocol, AppProtocol: p.AppProtocol})
+	}
+	return out
+}
+
+func main() {
+	for _, name := range []string{"web", "unnamed", "mixed", "none"} {
+		ports := slicePorts(portSets()[name])
+		key := endpointsliceutil.NewPortMapKey(ports)
+		order := make([]string, len(ports))
+		for i, p := range ports {
+			order[i] = fmt.Sprintf("%s/%d/%s", *p.Name, *p.Port, *p.Protocol)
+		}
+		fmt.Printf("%q: {order: %q, key: %q},\n", name, strings.Join(order, " "), key)
+	}
+}
