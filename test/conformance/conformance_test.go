@@ -154,3 +154,14 @@ func TestJUnitAndSummary(t *testing.T) {
 		t.Errorf("line = %q", got)
 	}
 }
+
+func TestLastStep(t *testing.T) {
+	log := "  STEP: Creating a job @ 11/25/26 19:11:45.247\n  STEP: Ensuring active pods == parallelism @ 11/25/26 19:11:45.256\n" +
+		"  [TIMEDOUT] in [It] - job.go:1072\n  STEP: Destroying namespace \"job-2524\" for this suite. @ 11/25/26 19:21:44.865\n"
+	if got := lastStep([]byte(log)); got != "Ensuring active pods == parallelism" {
+		t.Errorf("lastStep = %q", got)
+	}
+	if got := lastStep([]byte("  STEP: only @ x\n")); got != "only" {
+		t.Errorf("lastStep without failure = %q", got)
+	}
+}

@@ -198,3 +198,24 @@ func Summary(results []Result, excluded int) string {
 	fmt.Fprintf(&b, "%d passed, %d failed\n", passed, len(results)-passed)
 	return b.String()
 }
+
+// lastStep returns the last "STEP:" line the spec logged before it failed
+// or timed out (the cleanup's steps come after), without its timestamp:
+// where a spec that times out was waiting.
+func lastStep(log []byte) string {
+	var step string
+	for _, line := range strings.Split(string(log), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "STEP: "):
+			step = strings.TrimPrefix(t, "STEP: ")
+			if i := strings.LastIndex(step, " @ "); i > 0 {
+				step = step[:i]
+			}
+		case strings.HasPrefix(t, "[FAILED]"), strings.HasPrefix(t, "[TIMEDOUT]"),
+			strings.HasPrefix(t, "[INTERRUPTED]"), strings.HasPrefix(t, "[PANICKED]"):
+			return step
+		}
+	}
+	return step
+}

@@ -199,7 +199,7 @@ func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout
 	if ctx.Err() == context.DeadlineExceeded {
 		r.Outcome = Timeout
 		r.Reason = fmt.Sprintf("killed after %s; see %s", (timeout + killGrace).Round(time.Second), logPath)
-		return r
+		return withStep(r)
 	}
 	var reason string
 	r.Outcome, _, reason = outcomeFromReport(report, spec)
@@ -210,6 +210,20 @@ func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout
 	}
 	if r.Outcome != Pass && r.Reason == "" {
 		r.Reason = fmt.Sprintf("e2e.test: %v", runErr)
+	}
+	return withStep(r)
+}
+
+// withStep puts the step a spec that did not pass was at in front of its
+// reason.
+func withStep(r Result) Result {
+	if r.Outcome == Pass {
+		return r
+	}
+	if b, err := os.ReadFile(r.Log); err == nil {
+		if step := lastStep(b); step != "" {
+			r.Reason = "at step: " + step + "\n" + r.Reason
+		}
 	}
 	return r
 }
