@@ -27,6 +27,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
+	"github.com/kcm-dev/kcm/pkg/controller/servicecidr"
 	"github.com/kcm-dev/kcm/pkg/controller/statefulset"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
@@ -96,7 +97,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ResourceQuota, nil)
 	add(names.RootCACertificatePublisher, rootcacertpublisher.New)
 	add(names.SELinuxWarning, nil, off, gates(features.SELinuxChangePolicy))
-	add(names.ServiceCIDR, nil, gates(features.MultiCIDRServiceAllocator))
+	add(names.ServiceCIDR, servicecidr.New, gates(features.MultiCIDRServiceAllocator))
 	add(names.ServiceAccount, serviceaccount.New)
 	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
 	add(names.StatefulSet, statefulset.New)
