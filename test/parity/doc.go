@@ -34,6 +34,8 @@
 //	                                   selector instead of name: every object it selects
 //	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
 //	                                   the patch is the live object's uid, for ownerReferences
+//	                                   "{{now}}", "{{now +20s}}" in apply and patch: that moment
+//	                                   (plus the offset), RFC 3339 UTC, for expirations
 //	scale: {kind, namespace, name, replicas: 3}               through the scale subresource
 //	setImage: {kind, namespace, name, container: app, image: nginx:2}
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -91,6 +92,9 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	body, err := json.Marshal(p.Patch)
 	if err == nil {
 		body, err = substituteUIDs(body, r.lookupUID(ctx))
+	}
+	if err == nil {
+		body, err = substituteTimes(body, time.Now())
 	}
 	if err != nil {
 		return fmt.Errorf("patch %s: %w", p.Ref, err)
@@ -291,6 +295,9 @@ func ptr[T any](v T) *T { return &v }
 // one with the number types the apimachinery helpers expect.
 func toUnstructured(o map[string]any) (*unstructured.Unstructured, error) {
 	b, err := json.Marshal(o)
+	if err == nil {
+		b, err = substituteTimes(b, time.Now())
+	}
 	if err != nil {
 		return nil, err
 	}
