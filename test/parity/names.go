@@ -49,29 +49,53 @@ func (g *genNames) add(name, prefix, created, tie string) {
 
 // fromObjects adds every object whose name extends its generateName,
 // except a StatefulSet's pods: web-0 carries generateName web- but its
-// name is its stable identity (its pod-name label says so).
+// name is its stable identity (its pod-name label says so). An object
+// without generateName whose name is an owner's name, "-" and a random
+// suffix counts as generated too: an update that sends no generateName
+// clears it (the endpointslice-mirroring-controller's updates do).
 func (g *genNames) fromObjects(objs []*unstructured.Unstructured) {
 	var gen []*unstructured.Unstructured
+	prefixOf := map[*unstructured.Unstructured]string{}
 	for _, o := range objs {
 		if o.GetLabels()[statefulSetPodNameLabel] == o.GetName() {
 			continue
 		}
-		if p := o.GetGenerateName(); p != "" && strings.HasPrefix(o.GetName(), p) && o.GetName() != p {
+		p := o.GetGenerateName()
+		if p == "" {
+			p = ownerPrefix(o)
+		}
+		if p != "" && strings.HasPrefix(o.GetName(), p) && o.GetName() != p {
 			gen = append(gen, o)
+			prefixOf[o] = p
 		}
 	}
 	// Tie-breaker: the object with every generated name blanked, so that
 	// objects created in the same second order by what they hold.
 	blank := map[string]string{}
 	for _, o := range gen {
-		blank[o.GetName()] = o.GetGenerateName() + "*"
+		blank[o.GetName()] = prefixOf[o] + "*"
 	}
 	w := newRewriter(blank)
 	for _, o := range gen {
 		m := scrubMeta(o.UnstructuredContent(), nil)
 		tie := mustYAML(w.walk(m))
-		g.add(o.GetName(), o.GetGenerateName(), timeString(o.Object, "metadata", "creationTimestamp"), tie)
+		g.add(o.GetName(), prefixOf[o], timeString(o.Object, "metadata", "creationTimestamp"), tie)
 	}
+}
+
+// ownerPrefix returns "<owner>-" when the object's name is an owner's name
+// followed by "-" and a random suffix, else "".
+func ownerPrefix(o *unstructured.Unstructured) string {
+	sm := generatedNameRE.FindStringSubmatch(o.GetName())
+	if sm == nil {
+		return ""
+	}
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Name+"-" == sm[1] {
+			return sm[1]
+		}
+	}
+	return ""
 }
 
 // fromEvents adds names that only Events mention: involved objects not in
