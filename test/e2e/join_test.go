@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,9 +34,12 @@ const (
 // (--controllers=*,bootstrapsigner,tokencleaner), with our binary and with
 // upstream's: a bootstrap token created as kubeadm creates it signs
 // cluster-info (verified as kubeadm join verifies it, read anonymously as
-// kubeadm join reads it); the token authenticates as
-// system:bootstrap:<id> in kubeadm's node group; when it expires its Secret
-// is deleted and its signature disappears.
+// kubeadm join reads it); with only that token and the CA cluster-info
+// gives, the kubelet's client request is approved and signed within 5 s
+// and its certificate authenticates as system:node:<name> in system:nodes,
+// and a renewal filed with it is approved too (the CSR controllers'
+// helpers, kubeletbootstrap.go); when the token expires its Secret is
+// deleted, its signature disappears and it no longer authenticates.
 //
 // KCM_E2E_JOIN=kcm or =upstream runs one binary only.
 func TestJoin(t *testing.T) {
@@ -64,6 +66,7 @@ func testJoin(t *testing.T, binary string) {
 		WorkDir:           t.TempDir(),
 		ControllerManager: cluster.ControllerManagerOptions{Binary: binary},
 		SkipKwok:          true,
+		SkipScheduler:     true,
 		Logf:              t.Logf,
 	})
 	if err != nil {
@@ -73,12 +76,19 @@ func testJoin(t *testing.T, binary string) {
 	if err := c.WaitForControllerManagerLeader(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The token's short life starts once the controllers run.
+	if err := WaitForCSRSigning(ctx, c.Client, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 
 	ca, err := os.ReadFile(c.PKI.CACert)
 	if err != nil {
 		t.Fatal(err)
 	}
 	createClusterInfo(ctx, t, c, ca)
+	if err := KubeadmNodeBootstrapRBAC(ctx, c.Client); err != nil {
+		t.Fatal(err)
+	}
 	expires := createJoinToken(ctx, t, c.Client, time.Now().Add(joinTokenTTL))
 
 	// kubeadm join: cluster-info, read anonymously, carries a signature
@@ -105,24 +115,34 @@ func testJoin(t *testing.T, binary string) {
 		t.Fatalf("cluster-info's kubeconfig: %v", err)
 	}
 
-	// The kubelet's bootstrap identity.
-	tokenCfg := &rest.Config{
+	// The kubelet's bootstrap identity: the token, and the CA cluster-info
+	// gave.
+	tokenCfg := TokenConfig(&rest.Config{
 		Host:            trusted.Clusters[""].Server,
-		BearerToken:     joinTokenID + "." + joinTokenSecret,
 		TLSClientConfig: rest.TLSClientConfig{CAData: trusted.Clusters[""].CertificateAuthorityData},
-	}
-	tokenClient := kubernetes.NewForConfigOrDie(tokenCfg)
-	review, err := tokenClient.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("authenticating with the bootstrap token: %v", err)
-	}
-	if u := review.Status.UserInfo; u.Username != bootstrapapi.BootstrapUserPrefix+joinTokenID ||
-		!slices.Contains(u.Groups, "system:bootstrappers:kubeadm:default-node-token") {
-		t.Errorf("bootstrap token user = %s %v", u.Username, u.Groups)
+	}, joinTokenID+"."+joinTokenSecret)
+	if who, err := WhoAmI(ctx, tokenCfg); err != nil || who.Username != bootstrapapi.BootstrapUserPrefix+joinTokenID ||
+		!slices.Contains(who.Groups, KubeadmNodeTokenGroup) {
+		t.Fatalf("the bootstrap token authenticates as %+v (%v)", who, err)
 	}
 
-	// The rest of the join (the kubelet's client CSR) goes here once the
-	// CSR controllers' e2e helper exists.
+	// TLS bootstrap: the client request is approved and signed, the
+	// certificate is the node's, and its renewal is approved too.
+	const node = "e2e-join-node"
+	first, err := RequestKubeletClientCertificate(ctx, tokenCfg, node, signedWithin)
+	if err != nil {
+		t.Fatalf("bootstrap client certificate: %v", err)
+	}
+	expectApproval(ctx, t, c, first.CSRName, NodeClientApprovalMessage)
+	nodeCfg := CertConfig(tokenCfg, first.CertPEM, first.KeyPEM)
+	if who, err := WhoAmI(ctx, nodeCfg); err != nil || who.Username != "system:node:"+node || !slices.Contains(who.Groups, "system:nodes") {
+		t.Fatalf("the issued certificate authenticates as %+v (%v), want system:node:%s in system:nodes", who, err, node)
+	}
+	renewed, err := RequestKubeletClientCertificate(ctx, nodeCfg, node, signedWithin)
+	if err != nil {
+		t.Fatalf("renewal: %v", err)
+	}
+	expectApproval(ctx, t, c, renewed.CSRName, SelfNodeClientApprovalMessage)
 
 	// The token expires: the token cleaner deletes its Secret and the
 	// signature goes.
@@ -140,6 +160,9 @@ func testJoin(t *testing.T, binary string) {
 	})
 	if time.Now().Before(expires) {
 		t.Errorf("the token's Secret was deleted before its expiry %s", expires)
+	}
+	if who, err := WhoAmI(ctx, tokenCfg); !apierrors.IsUnauthorized(err) {
+		t.Errorf("the expired token still authenticates: %+v (%v)", who, err)
 	}
 }
 
@@ -179,9 +202,7 @@ func createClusterInfo(ctx context.Context, t *testing.T, c *cluster.Cluster, ca
 
 // createJoinToken creates the bootstrap token Secret as `kubeadm token
 // create` does (default usages and group), expiring at expires (RFC 3339,
-// whole seconds), together with kubeadm's ClusterRoleBindings that let its
-// group file node CSRs and have them approved. It returns the expiry as
-// written.
+// whole seconds). It returns the expiry as written.
 func createJoinToken(ctx context.Context, t *testing.T, client kubernetes.Interface, expires time.Time) time.Time {
 	t.Helper()
 	expiration := expires.UTC().Format(time.RFC3339)
@@ -195,23 +216,10 @@ func createJoinToken(ctx context.Context, t *testing.T, client kubernetes.Interf
 			bootstrapapi.BootstrapTokenExpirationKey:                  []byte(expiration),
 			bootstrapapi.BootstrapTokenUsagePrefix + "authentication": []byte("true"),
 			bootstrapapi.BootstrapTokenUsagePrefix + "signing":        []byte("true"),
-			bootstrapapi.BootstrapTokenExtraGroupsKey:                 []byte("system:bootstrappers:kubeadm:default-node-token"),
+			bootstrapapi.BootstrapTokenExtraGroupsKey:                 []byte(KubeadmNodeTokenGroup),
 		},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
-	}
-	for name, binding := range map[string]struct{ role, group string }{
-		"kubeadm:kubelet-bootstrap":                     {"system:node-bootstrapper", "system:bootstrappers:kubeadm:default-node-token"},
-		"kubeadm:node-autoapprove-bootstrap":            {"system:certificates.k8s.io:certificatesigningrequests:nodeclient", "system:bootstrappers:kubeadm:default-node-token"},
-		"kubeadm:node-autoapprove-certificate-rotation": {"system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"},
-	} {
-		if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: binding.role},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: binding.group}},
-		}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
 	}
 	at, err := time.Parse(time.RFC3339, expiration)
 	if err != nil {
