@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -18,6 +20,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/cluster-bootstrap/token/jws"
 
+	"github.com/kcm-dev/kcm/pkg/controller/clustertrustbundlepublisher"
 	"github.com/kcm-dev/kcm/test/cluster"
 )
 
@@ -34,7 +37,8 @@ const (
 // (--controllers=*,bootstrapsigner,tokencleaner), with our binary and with
 // upstream's: a bootstrap token created as kubeadm creates it signs
 // cluster-info (verified as kubeadm join verifies it, read anonymously as
-// kubeadm join reads it); with only that token and the CA cluster-info
+// kubeadm join reads it), and the kube-apiserver serving CA is published as
+// upstream's ClusterTrustBundle; with only that token and the CA cluster-info
 // gives, the kubelet's client request is approved and signed within 5 s
 // and its certificate authenticates as system:node:<name> in system:nodes,
 // and a renewal filed with it is approved too (the CSR controllers'
@@ -85,6 +89,7 @@ func testJoin(t *testing.T, binary string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkServingTrustBundle(ctx, t, c, ca)
 	createClusterInfo(ctx, t, c, ca)
 	if err := KubeadmNodeBootstrapRBAC(ctx, c.Client); err != nil {
 		t.Fatal(err)
@@ -163,6 +168,31 @@ func testJoin(t *testing.T, binary string) {
 	}
 	if who, err := WhoAmI(ctx, tokenCfg); !apierrors.IsUnauthorized(err) {
 		t.Errorf("the expired token still authenticates: %+v (%v)", who, err)
+	}
+}
+
+// checkServingTrustBundle waits for the kube-apiserver serving CA (kubeadm
+// passes the cluster CA as --root-ca-file) to be published as the only
+// ClusterTrustBundle of kubernetes.io/kube-apiserver-serving, with
+// upstream's name, and nothing else on it.
+func checkServingTrustBundle(ctx context.Context, t *testing.T, c *cluster.Cluster, ca []byte) {
+	t.Helper()
+	want := clustertrustbundlepublisher.BundleName(clustertrustbundlepublisher.SignerName, ca)
+	var got []certv1.ClusterTrustBundle
+	poll(ctx, t, 30*time.Second, "the kube-apiserver serving ClusterTrustBundle "+want, func() bool {
+		list, err := c.Client.CertificatesV1().ClusterTrustBundles().List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.signerName", clustertrustbundlepublisher.SignerName).String(),
+		})
+		if err != nil {
+			return false
+		}
+		got = list.Items
+		return len(got) == 1 && got[0].Name == want
+	})
+	b := got[0]
+	if b.Spec.TrustBundle != string(ca) || len(b.Labels) != 0 || len(b.Annotations) != 0 || len(b.OwnerReferences) != 0 {
+		t.Errorf("ClusterTrustBundle %s: labels %v, annotations %v, owners %v, trust bundle is the CA: %v",
+			b.Name, b.Labels, b.Annotations, b.OwnerReferences, b.Spec.TrustBundle == string(ca))
 	}
 }
 
