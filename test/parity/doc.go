@@ -30,6 +30,8 @@
 // Steps, exactly one action each:
 //
 //	apply: <object or list>            server-side apply, field manager "parity", forced
+//	create: <object or list>           plain create; with a sibling as: {user, groups} as that
+//	                                   user (impersonated): a CSR's requester is then theirs
 //	patch: {kind, namespace, name, type: merge|strategic|json, patch: …, subresource: status}
 //	                                   selector instead of name: every object it selects
 //	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
@@ -70,7 +72,9 @@
 // uids, resourceVersions, managedFields, timestamps, IP addresses (numbered in
 // order of appearance), cluster-specific values (CA certificates, the
 // apiserver's URL), and replaces generated name suffixes by numbers in
-// creation order. ignore lists further paths to drop, "Kind:path" with
+// creation order; a CertificateSigningRequest's certificate becomes a
+// summary (issuer, subject, SANs, usages, extensions, validity length).
+// ignore lists further paths to drop, "Kind:path" with
 // dot-separated keys, [key] for keys containing dots and * for any key, e.g.
 // "Pod:spec.nodeName" or "*:metadata.annotations[example.com/stamp]".
 //

@@ -51,6 +51,8 @@ var metadataDropped = []string{"uid", "resourceVersion", "creationTimestamp", "m
 //   - strings that are IP addresses replaced by <ip-N>, numbered in order
 //     of appearance in the output;
 //   - lists whose order means nothing and races (a Node's taints) sorted;
+//   - a CertificateSigningRequest's certificate replaced by a summary of
+//     what two signers must agree on (certificates.go);
 //   - Ignore paths dropped.
 func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	ignores := make([]ignorePath, 0, len(n.Ignore))
@@ -103,6 +105,7 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	docs := make([]doc, 0, len(c.Objects))
 	for _, o := range c.Objects {
 		m := scrubMeta(o.UnstructuredContent(), owners)
+		summarizeCertificate(o.GetKind(), m)
 		m = w.walk(m).(map[string]any)
 		sortUnordered(o.GetKind(), m)
 		for _, p := range ignores {

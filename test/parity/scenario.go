@@ -64,6 +64,8 @@ func (r Ref) String() string {
 // Step is one action; exactly one field is set.
 type Step struct {
 	Apply             Objects       `json:"apply,omitempty"`
+	Create            Objects       `json:"create,omitempty"`
+	As                *Identity     `json:"as,omitempty"`
 	Patch             *PatchStep    `json:"patch,omitempty"`
 	Scale             *ScaleStep    `json:"scale,omitempty"`
 	SetImage          *SetImageStep `json:"setImage,omitempty"`
@@ -322,6 +324,10 @@ func (st *Step) validate() error {
 			}
 		}
 	}
+	if st.Create != nil {
+		set = append(set, "create")
+	}
+	errs = append(errs, st.validateCreate()...)
 	if st.Patch != nil {
 		set = append(set, "patch")
 		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector))
@@ -410,6 +416,16 @@ func (st *Step) String() string {
 			names = append(names, fmt.Sprintf("%v %v", o["kind"], md["name"]))
 		}
 		return "apply " + strings.Join(names, ", ")
+	case st.Create != nil:
+		var names []string
+		for _, o := range st.Create {
+			md, _ := o["metadata"].(map[string]any)
+			names = append(names, fmt.Sprintf("%v %v", o["kind"], md["name"]))
+		}
+		if st.As != nil {
+			return "create " + strings.Join(names, ", ") + " as " + st.As.User
+		}
+		return "create " + strings.Join(names, ", ")
 	case st.Patch != nil:
 		return "patch " + withSelector(st.Patch.Ref, st.Patch.Selector)
 	case st.Scale != nil:
@@ -450,6 +466,7 @@ func (s *Scenario) namespaces() []string {
 	add(s.Objects)
 	for _, st := range s.Steps {
 		add(st.Apply)
+		add(st.Create)
 	}
 	return out
 }

@@ -68,6 +68,9 @@ func knownValues(c *cluster.Cluster) (map[string]string, error) {
 		}
 		known[string(b)] = name
 	}
+	if id, ok := credentialID(c.RESTConfig); ok {
+		known[id] = "<admin credential-id>"
+	}
 	return known, nil
 }
 

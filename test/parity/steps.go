@@ -41,6 +41,8 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 	switch {
 	case st.Apply != nil:
 		return r.apply(ctx, st.Apply)
+	case st.Create != nil:
+		return r.create(ctx, st.Create, st.As)
 	case st.Patch != nil:
 		return r.patch(ctx, st.Patch)
 	case st.Scale != nil:

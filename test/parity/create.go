@@ -1,0 +1,70 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// Identity is a user a create step impersonates (the admin may).
+type Identity struct {
+	User   string   `json:"user"`
+	Groups []string `json:"groups,omitempty"`
+}
+
+// create creates each object (a POST, as a kubelet files its
+// CertificateSigningRequests), as the admin or, with as, as that user:
+// what the API server fills in from the requester (a request's username
+// and groups) is then that user's.
+func (r *stepRunner) create(ctx context.Context, objs Objects, as *Identity) error {
+	dyn := r.kinds.dyn
+	if as != nil {
+		cfg := rest.CopyConfig(r.cluster.RESTConfig)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: as.User, Groups: as.Groups}
+		var err error
+		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+			return fmt.Errorf("create as %s: %w", as.User, err)
+		}
+	}
+	for _, o := range objs {
+		u, err := toUnstructured(o)
+		if err != nil {
+			return err
+		}
+		m, err := r.kinds.mapping(u.GetAPIVersion(), u.GetKind())
+		if err != nil {
+			return err
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+		}
+		if _, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// validateCreate checks a create step's objects and identity; as is
+// allowed with create only.
+func (st *Step) validateCreate() []error {
+	var errs []error
+	for i, o := range st.Create {
+		if err := validateObject(o); err != nil {
+			errs = append(errs, fmt.Errorf("create[%d]: %w", i, err))
+		}
+	}
+	if st.As != nil && st.Create == nil {
+		errs = append(errs, errors.New("as: only with create"))
+	}
+	if st.As != nil && st.As.User == "" {
+		errs = append(errs, errors.New("as: user is required"))
+	}
+	return errs
+}
