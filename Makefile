@@ -34,9 +34,10 @@ build:
 tools:
 	hack/tools/build.sh
 
-# Upstream's e2e suite, only for the targets that run it (not make test).
+# Upstream's e2e suite and the kubectl it runs, only for the targets that
+# run it (not make test).
 e2e-test:
-	hack/tools/build.sh e2e.test
+	hack/tools/build.sh e2e.test kubectl
 
 # Built rather than `go run`, so Ctrl-C reaches localup directly and make
 # does not report the interrupt as a failure.

@@ -2,7 +2,7 @@
 # Builds the binaries the tests and the local cluster run, from the Go module
 # proxy only: etcd, kube-apiserver, kube-scheduler, upstream
 # kube-controller-manager and kwok by default; upstream's e2e suite
-# (e2e.test, for make conformance) only when named. Each lands in $OUT (default _output/bin at
+# (e2e.test, for make conformance) and the kubectl it runs only when named. Each lands in $OUT (default _output/bin at
 # the repository root) with a .stamp recording the module version it was built
 # from; a binary whose stamp matches is not built again.
 set -euo pipefail
@@ -51,6 +51,7 @@ for b in "${want[@]}"; do
 	# Its own module: the suite's test dependencies (ginkgo, gomega…) stay
 	# out of the one the other binaries are built from.
 	e2e.test) build e2e k8s.io/kubernetes/test/e2e e2e.test "$KUBE_LDFLAGS" ;;
+	kubectl) build e2e k8s.io/kubernetes/cmd/kubectl kubectl "$KUBE_LDFLAGS" ;;
 	*) echo "hack/tools: unknown binary $b" >&2; exit 2 ;;
 	esac
 done

@@ -176,16 +176,22 @@ func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout
 
 	ctx, cancel := context.WithTimeout(ctx, timeout+killGrace)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e2e,
-		"--kubeconfig="+kubeconfig,
-		"--ginkgo.focus="+FocusFor(spec),
-		"--ginkgo.timeout="+timeout.String(),
-		"--ginkgo.json-report="+report,
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--ginkgo.focus=" + FocusFor(spec),
+		"--ginkgo.timeout=" + timeout.String(),
+		"--ginkgo.json-report=" + report,
 		"--ginkgo.no-color",
 		"--ginkgo.v",
 		"--ginkgo.silence-skips",
 		"--dump-logs-on-failure=false",
-	)
+	}
+	// The kubectl hack/tools builds beside e2e.test, of the suite's version,
+	// rather than whatever the PATH has.
+	if kubectl := filepath.Join(filepath.Dir(e2e), "kubectl"); isFile(kubectl) {
+		args = append(args, "--kubectl-path="+kubectl)
+	}
+	cmd := exec.CommandContext(ctx, e2e, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = filepath.Dir(logPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -226,4 +232,9 @@ func withStep(r Result) Result {
 		}
 	}
 	return r
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

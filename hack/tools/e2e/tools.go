@@ -2,8 +2,11 @@
 
 // Package tools pins what upstream's e2e suite (k8s.io/kubernetes/test/e2e,
 // built with `go test -c` into e2e.test for `make conformance`) imports in its
-// test files, so that `go mod tidy` records their modules. Nothing here is
-// product code; see hack/tools/build.sh.
+// test files, and kubectl, which the suite runs, so that `go mod tidy`
+// records their modules. Nothing here is product code; see
+// hack/tools/build.sh. go.sum also holds sigs.k8s.io/kustomize/kustomize/v5,
+// which kubectl's build needs and `go mod tidy` drops: keep those lines, or
+// every build rewrites go.sum and so changes the binaries' stamps.
 package tools
 
 import (
