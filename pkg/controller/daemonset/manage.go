@@ -29,8 +29,9 @@ const (
 // manage creates a daemon pod on every node that should run one and has
 // none, and deletes the pods that must go: on nodes that no longer fit,
 // failed (after the node's backoff) or succeeded ones, surplus ones, and
-// unscheduled ones pinned to nodes that no longer exist.
-func (c *Controller) manage(ctx context.Context, s *syncState) error {
+// unscheduled ones pinned to nodes that no longer exist. It reports
+// whether it created or deleted anything.
+func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err error) {
 	logger := klog.FromContext(ctx)
 	var create, del []string
 	for _, node := range s.nodes {
@@ -41,7 +42,7 @@ func (c *Controller) manage(ctx context.Context, s *syncState) error {
 		del = append(del, gone...)
 	}
 	del = append(del, unscheduledWithoutNode(s.nodes, s.byNode)...)
-	return c.syncNodes(ctx, s, del, create)
+	return len(del)+len(create) > 0, c.syncNodes(ctx, s, del, create)
 }
 
 // nodeActions decides, as upstream's podsShouldBeOnNode, whether node

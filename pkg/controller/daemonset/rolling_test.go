@@ -8,6 +8,7 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2/ktesting"
 )
 
 // rollingFixture is ds on nodes node-0…node-(n-1), each running one pod
@@ -160,5 +161,44 @@ func TestSurgeManage(t *testing.T) {
 				t.Errorf("deleted %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRollingSeesManagesDeletions: when the informer has already seen
+// manage's deletions (expectations satisfied), the rolling update reads
+// the pods again rather than deleting the same pod a second time.
+func TestRollingSeesManagesDeletions(t *testing.T) {
+	ds := newDS(withStrategy("0", "1"))
+	older := createdAt(t0.Add(-2 * time.Hour))
+	oldPod := daemonPod(ds, "old-node-0", "node-0", oldRevision, ready, older)
+	rest := []runtime.Object{currentRevision(t, ds, 2), oldPod, daemonPod(ds, "new-node-0", "node-0", ready)}
+	for i, n := range nodes(3) {
+		rest = append(rest, n)
+		if i > 0 {
+			name := n.(interface{ GetName() string }).GetName()
+			rest = append(rest, daemonPod(ds, "old-"+name, name, oldRevision, ready))
+		}
+	}
+	f := newFixture(t, objs(ds, rest...)...)
+	logger, _ := ktesting.NewTestContext(t)
+	f.pods.DeleteErr = func(name string) error {
+		// The watch delivers the graceful deletion before the call returns.
+		gone := oldPod.DeepCopy()
+		terminating(gone)
+		gone.ResourceVersion = "2"
+		if err := f.stores["Pod"].Update(gone); err != nil {
+			t.Error(err)
+		}
+		f.c.updatePod(logger, oldPod, gone)
+		return nil
+	}
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.pods.Deleted, []string{"old-node-0"}) {
+		t.Errorf("deleted %v, want old-node-0 once", f.pods.Deleted)
+	}
+	if got := f.createdOn(t); !reflect.DeepEqual(got, []string{"node-1"}) {
+		t.Errorf("created on %v, want the next surge on node-1", got)
 	}
 }

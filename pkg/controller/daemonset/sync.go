@@ -133,22 +133,40 @@ func (c *Controller) newSyncState(ctx context.Context, ds *apps.DaemonSet, key s
 		revisionData: data,
 		now:          c.failedPods.Clock.Now(),
 	}
-	if s.pods, err = c.claimPods(ctx, ds, selector); err != nil {
-		return nil, fmt.Errorf("couldn't get node to daemon pod mapping for daemon set %q: %v", ds.Name, err)
+	if err := c.readPods(ctx, s); err != nil {
+		return nil, err
 	}
-	s.byNode = groupByNode(klog.FromContext(ctx), ds, s.pods, false)
 	return s, nil
+}
+
+// readPods claims the DaemonSet's pods from the cache.
+func (c *Controller) readPods(ctx context.Context, s *syncState) error {
+	pods, err := c.claimPods(ctx, s.ds, s.selector)
+	if err != nil {
+		return fmt.Errorf("couldn't get node to daemon pod mapping for daemon set %q: %v", s.ds.Name, err)
+	}
+	s.pods = pods
+	s.byNode = groupByNode(klog.FromContext(ctx), s.ds, pods, false)
+	return nil
 }
 
 // update makes the pods what the DaemonSet wants (manage), then, if that
 // needed no change, takes the rolling update's next step, and cleans up
 // history.
 func (c *Controller) update(ctx context.Context, s *syncState, old []*apps.ControllerRevision) error {
-	if err := c.manage(ctx, s); err != nil {
+	acted, err := c.manage(ctx, s)
+	if err != nil {
 		return err
 	}
 	if c.expectations.SatisfiedExpectations(klog.FromContext(ctx), s.key) &&
 		s.ds.Spec.UpdateStrategy.Type == apps.RollingUpdateDaemonSetStrategyType {
+		// The informer already saw all manage did: the rolling update
+		// must see it too, or it deletes a pod manage just deleted.
+		if acted {
+			if err := c.readPods(ctx, s); err != nil {
+				return err
+			}
+		}
 		if err := c.rollingUpdate(ctx, s); err != nil {
 			return err
 		}
