@@ -268,7 +268,9 @@ func WaitForCSRSigning(ctx context.Context, client kubernetes.Interface, timeout
 	if err != nil {
 		return err
 	}
-	defer func() { _ = client.CertificatesV1().CertificateSigningRequests().Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{}) }()
+	defer func() {
+		_ = client.CertificatesV1().CertificateSigningRequests().Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{})
+	}()
 	if err := ApproveCSR(ctx, client, name); err != nil {
 		return err
 	}

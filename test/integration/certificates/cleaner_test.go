@@ -48,7 +48,10 @@ func TestCleaner(t *testing.T) {
 	}
 	decide(t, client, "clean-denied", certv1.CertificateDenied)
 	waitFor(t, client, "clean-issued", issued)
-	waitFor(t, client, "clean-failed", func(c *certv1.CertificateSigningRequest) bool { _, ok := condition(c, certv1.CertificateFailed); return ok })
+	waitFor(t, client, "clean-failed", func(c *certv1.CertificateSigningRequest) bool {
+		_, ok := condition(c, certv1.CertificateFailed)
+		return ok
+	})
 
 	clk := testingclock.NewFakeClock(time.Now())
 	cc := framework.NewControllerContext(t, cfg)

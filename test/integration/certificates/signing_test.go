@@ -100,7 +100,10 @@ func TestSigning(t *testing.T) {
 
 	failed := func(name, message string) {
 		t.Helper()
-		csr := waitFor(t, client, name, func(c *certv1.CertificateSigningRequest) bool { _, ok := condition(c, certv1.CertificateFailed); return ok })
+		csr := waitFor(t, client, name, func(c *certv1.CertificateSigningRequest) bool {
+			_, ok := condition(c, certv1.CertificateFailed)
+			return ok
+		})
 		cond, _ := condition(csr, certv1.CertificateFailed)
 		if cond.Status != "True" || cond.Reason != "SignerValidationFailure" || cond.Message != message || cond.LastTransitionTime.IsZero() || issued(csr) {
 			t.Errorf("%s: Failed condition %+v, certificate %d bytes; want SignerValidationFailure %q", name, cond, len(csr.Status.Certificate), message)
