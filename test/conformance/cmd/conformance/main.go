@@ -113,11 +113,12 @@ func run() int {
 	if *kcmBinary != "" {
 		binary = *kcmBinary
 	}
-	// Absolute: e2e.test runs in each spec's own directory and is given
-	// paths under out.
-	if *out, err = filepath.Abs(*out); err != nil {
-		log.Printf("conformance: %v", err)
-		return 2
+	// Absolute: e2e.test runs in each spec's own directory.
+	for _, p := range []*string{out, binDir} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			log.Printf("conformance: %v", err)
+			return 2
+		}
 	}
 	if err := os.RemoveAll(*out); err != nil {
 		log.Printf("conformance: %v", err)
