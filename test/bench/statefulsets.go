@@ -79,7 +79,13 @@ func newStatefulSet(name, namespace string, replicas int) *appsv1.StatefulSet {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
 				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: containerName, Image: imageBefore}},
+					// Deleted at once by the API server: kwok finishes a
+					// graceful deletion by deleting the pod by name, and
+					// when the StatefulSet has recreated it meanwhile,
+					// deletes the new one (at 500 QPS upstream created
+					// 25,145 pods to roll 1,000).
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
+					Containers:                    []corev1.Container{{Name: containerName, Image: imageBefore}},
 				},
 			},
 		},

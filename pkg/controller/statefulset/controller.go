@@ -3,6 +3,7 @@ package statefulset
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -95,6 +96,9 @@ type Config struct {
 	Features Features
 	// Recorder replaces the Event recorder Run builds (tests).
 	Recorder record.EventRecorder
+	// StatusSpacing is the period of progress-only status writes; 0
+	// writes each at once, as upstream does.
+	StatusSpacing time.Duration
 }
 
 // Controller runs StatefulSets: pods with stable identities and storage,
@@ -124,6 +128,10 @@ type Controller struct {
 	revisionEquality *lru.Cache
 	// patches remembers each set's revision data.
 	patches setPatches
+	// creations are the pods created that the cache has yet to show;
+	// statusSpacer spaces progress-only status writes.
+	creations    creations
+	statusSpacer *controller.Spacer
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -144,15 +152,16 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		return nil, err
 	}
 	c, err := NewController(ctx, Config{
-		Name:         name,
-		Client:       client,
-		StatefulSets: cc.InformerFactory.Apps().V1().StatefulSets(),
-		Pods:         cc.InformerFactory.Core().V1().Pods(),
-		Claims:       cc.InformerFactory.Core().V1().PersistentVolumeClaims(),
-		Revisions:    cc.InformerFactory.Apps().V1().ControllerRevisions(),
-		Clock:        cc.Clock,
-		Workers:      int(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs),
-		Features:     FeaturesFrom(cc.FeatureGate),
+		Name:          name,
+		Client:        client,
+		StatefulSets:  cc.InformerFactory.Apps().V1().StatefulSets(),
+		Pods:          cc.InformerFactory.Core().V1().Pods(),
+		Claims:        cc.InformerFactory.Core().V1().PersistentVolumeClaims(),
+		Revisions:     cc.InformerFactory.Apps().V1().ControllerRevisions(),
+		Clock:         cc.Clock,
+		Workers:       int(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs),
+		Features:      FeaturesFrom(cc.FeatureGate),
+		StatusSpacing: StatusSpacing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating StatefulSet controller: %w", err)
@@ -192,6 +201,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		workers:          cfg.Workers,
 		history:          history.Client{Client: cfg.Client},
 		revisionEquality: lru.New(revisionEqualityEntries),
+		statusSpacer:     controller.NewSpacer(cfg.StatusSpacing, clk),
 	}
 	if cfg.Recorder != nil {
 		c.setRecorder(cfg.Recorder)

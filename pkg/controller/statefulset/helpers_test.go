@@ -115,6 +115,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, gates Features, objs ...runtime.Object) *fixture {
 	t.Helper()
+	return newFixtureSpaced(t, gates, 0, objs...)
+}
+
+// newFixtureSpaced is newFixture with status writes spaced by spacing.
+func newFixtureSpaced(t *testing.T, gates Features, spacing time.Duration, objs ...runtime.Object) *fixture {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -124,7 +130,7 @@ func newFixture(t *testing.T, gates Features, objs ...runtime.Object) *fixture {
 		Name: "statefulset-controller", Client: client,
 		StatefulSets: factory.Apps().V1().StatefulSets(), Pods: factory.Core().V1().Pods(),
 		Claims: factory.Core().V1().PersistentVolumeClaims(), Revisions: factory.Apps().V1().ControllerRevisions(),
-		Clock: clk, Workers: 1, Features: gates, Recorder: rec,
+		Clock: clk, Workers: 1, Features: gates, Recorder: rec, StatusSpacing: spacing,
 	})
 	if err != nil {
 		t.Fatal(err)

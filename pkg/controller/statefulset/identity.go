@@ -2,8 +2,8 @@ package statefulset
 
 import (
 	"maps"
-	"regexp"
 	"strconv"
+	"strings"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -16,22 +16,22 @@ import (
 // named <set>-<n>, its hostname is its name, its subdomain the set's
 // serviceName, and its claims are named <template>-<set>-<n>.
 
-// podNameRE splits a pod name into its set's name and its ordinal.
-var podNameRE = regexp.MustCompile("(.*)-([0-9]+)$")
-
 // parentAndOrdinal returns the name of the set a pod's name says it
-// belongs to and its ordinal; "" and -1 when the name has no ordinal, and
-// -1 for an ordinal that does not fit an int32.
+// belongs to and its ordinal: the name is <parent>-<digits> (upstream's
+// regular expression "(.*)-([0-9]+)$"). It returns "" and -1 when the name
+// has no such suffix, and -1 for an ordinal that does not fit an int32.
 func parentAndOrdinal(pod *v1.Pod) (string, int) {
-	m := podNameRE.FindStringSubmatch(pod.Name)
-	if len(m) < 3 {
+	name := pod.Name
+	dash := strings.LastIndexByte(name, '-')
+	digits := name[dash+1:]
+	if dash < 0 || digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return "", -1
 	}
 	ordinal := -1
-	if i, err := strconv.ParseInt(m[2], 10, 32); err == nil {
+	if i, err := strconv.ParseInt(digits, 10, 32); err == nil {
 		ordinal = int(i)
 	}
-	return m[1], ordinal
+	return name[:dash], ordinal
 }
 
 // ordinalOf returns the pod's ordinal, or -1.

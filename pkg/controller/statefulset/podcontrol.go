@@ -33,6 +33,7 @@ func (c *Controller) createPod(ctx context.Context, set *apps.StatefulSet, pod *
 	}
 	if err == nil {
 		c.recordWrite(set, podResource, created.ResourceVersion)
+		c.creations.add(setKey(set), created, c.clock.Now())
 	}
 	// Upstream passes the pod as built (without a UID) here.
 	if err := c.updateClaimsForRetention(ctx, set, pod); err != nil {

@@ -173,7 +173,12 @@ func TestMinReadySeconds(t *testing.T) {
 	if got := f.podNames(); got != "web-0,web-1" {
 		t.Fatalf("pods %s after minReadySeconds", got)
 	}
-	if st := f.set().Status; st.AvailableReplicas != 1 {
+	// The status waits for the cache to show web-1.
+	if st := f.set().Status; st.AvailableReplicas != 0 {
+		t.Errorf("status written before web-1 is in the cache: %+v", st)
+	}
+	f.mustSync()
+	if st := f.set().Status; st.AvailableReplicas != 1 || st.Replicas != 2 {
 		t.Errorf("status %+v", st)
 	}
 }

@@ -83,8 +83,10 @@ func statusChanged(set *apps.StatefulSet, status *apps.StatefulSetStatus) bool {
 }
 
 // writeStatus completes an update if it is done and writes status if it
-// changed, retrying conflicts on the cached set.
-func (c *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, status *apps.StatefulSetStatus) error {
+// changed, retrying conflicts on the cached set; a write held back
+// (spacing.go) is left to a later sync, which it schedules. pods are the
+// set's pods in the cache.
+func (c *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, status *apps.StatefulSetStatus, pods []*v1.Pod) error {
 	c.completeUpdate(set, status)
 	if c.features.maxUnavailable {
 		n, err := maxUnavailable(set)
@@ -96,12 +98,18 @@ func (c *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, sta
 	if !statusChanged(set, status) {
 		return nil
 	}
+	if d := c.statusHold(set, status, pods); d > 0 {
+		klog.FromContext(ctx).V(4).Info("Holding status write", "statefulSet", klog.KObj(set), "for", d)
+		c.queue.AddAfter(setKey(set), d)
+		return nil
+	}
 	toWrite := set.DeepCopy()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		toWrite.Status = *status
 		updated, err := c.client.AppsV1().StatefulSets(toWrite.Namespace).UpdateStatus(ctx, toWrite, metav1.UpdateOptions{})
 		if err == nil {
 			c.recordWrite(updated, setResource, updated.ResourceVersion)
+			c.statusSpacer.Wrote(setKey(set))
 			return nil
 		}
 		if cached, getErr := c.setLister.StatefulSets(set.Namespace).Get(set.Name); getErr == nil {

@@ -46,6 +46,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	set, err := c.setLister.StatefulSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.consistency.Clear(nn, "")
+		c.statusSpacer.Forget(key)
+		c.creations.forget(key)
 		forgetMetrics(namespace, name)
 		logger.Info("StatefulSet has been deleted", "key", key)
 		return nil

@@ -77,7 +77,7 @@ func (c *Controller) performUpdate(ctx context.Context, set *apps.StatefulSet, p
 	if err != nil && status == nil {
 		return current, update, nil, err
 	}
-	statusErr := c.writeStatus(ctx, set, status)
+	statusErr := c.writeStatus(ctx, set, status, pods)
 	switch {
 	case err != nil:
 		if statusErr != nil {
