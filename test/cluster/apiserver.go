@@ -61,7 +61,7 @@ func (c *Cluster) apiServerArgs() []string {
 		"--service-account-issuer=" + serviceAccountIssuer,
 		"--service-account-key-file=" + p.SAPub,
 		"--service-account-signing-key-file=" + p.SAKey,
-		"--service-cluster-ip-range=" + DefaultServiceCIDR,
+		"--service-cluster-ip-range=" + c.serviceCIDRs(),
 		"--tls-cert-file=" + p.APIServerCert,
 		"--tls-private-key-file=" + p.APIServerKey,
 		"--audit-policy-file=" + c.AuditPolicyPath,
@@ -100,4 +100,21 @@ func (c *Cluster) apiServerReady(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return status == http.StatusOK, nil
+}
+
+// serviceCIDRs is --service-cluster-ip-range: the IPv4 range, and the IPv6
+// one after it for a DualStack cluster.
+func (c *Cluster) serviceCIDRs() string {
+	if c.opts.DualStack {
+		return DefaultServiceCIDR + "," + DualStackServiceCIDRv6
+	}
+	return DefaultServiceCIDR
+}
+
+// clusterCIDRs is the controller manager's --cluster-cidr, likewise.
+func (c *Cluster) clusterCIDRs() string {
+	if c.opts.DualStack {
+		return DefaultClusterCIDR + "," + DualStackClusterCIDRv6
+	}
+	return DefaultClusterCIDR
 }

@@ -29,7 +29,7 @@ func (c *Cluster) ControllerManagerArgs(extra ...string) []string {
 		"--authorization-kubeconfig=" + c.ControllerManagerKubeconfig,
 		"--bind-address=127.0.0.1",
 		"--client-ca-file=" + p.CACert,
-		"--cluster-cidr=" + DefaultClusterCIDR,
+		"--cluster-cidr=" + c.clusterCIDRs(),
 		"--cluster-name=" + c.opts.ClusterName,
 		"--cluster-signing-cert-file=" + p.CACert,
 		"--cluster-signing-key-file=" + p.CAKey,
@@ -40,7 +40,7 @@ func (c *Cluster) ControllerManagerArgs(extra ...string) []string {
 		"--root-ca-file=" + p.CACert,
 		"--secure-port=" + strconv.Itoa(c.Ports.ControllerManager),
 		"--service-account-private-key-file=" + p.SAKey,
-		"--service-cluster-ip-range=" + DefaultServiceCIDR,
+		"--service-cluster-ip-range=" + c.serviceCIDRs(),
 		"--use-service-account-credentials=true",
 	}
 	return append(args, extra...)

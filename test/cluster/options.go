@@ -42,6 +42,12 @@ const (
 	defaultServiceDNSDomain = "cluster.local"
 )
 
+// The IPv6 ranges a DualStack cluster adds (ULA prefixes).
+const (
+	DualStackServiceCIDRv6 = "fd00:10:96::/112"
+	DualStackClusterCIDRv6 = "fd00:10:244::/56"
+)
+
 // Options configures a Cluster. Only WorkDir is required.
 type Options struct {
 	// WorkDir holds everything the cluster writes. It is created if missing;
@@ -76,6 +82,13 @@ type Options struct {
 	// a loopback address. Empty means the first of a few private addresses
 	// that no local interface carries.
 	AdvertiseAddress string
+
+	// DualStack gives the cluster IPv4 and IPv6 Service and pod ranges: the
+	// apiserver's --service-cluster-ip-range and the controller manager's
+	// --service-cluster-ip-range and --cluster-cidr get an IPv6 range after
+	// the IPv4 one, so that nodes get a podCIDR of each family (kwok then
+	// gives pods an IP of each) and Services may be dual-stack.
+	DualStack bool
 
 	// ExtraAPIServerArgs and ExtraSchedulerArgs and ExtraKwokArgs are appended
 	// to the respective command lines (later flags win).

@@ -19,13 +19,14 @@
 //	- kind: ServiceAccount
 //	- kind: Event
 //
-// Top-level fields: name (default: the file's base name), description,
-// quick, requires (canonical controller names or aliases), nodes (kwok Nodes
+// Top-level fields: name (default: the file's base name), description, quick,
+// requires (canonical controller names or aliases), nodes (kwok Nodes
 // kwok-node-0… created before anything else; nothing waits for them),
 // controllerManagerArgs (appended to kubeadm's command line for both
-// binaries), objects (applied in order before the steps), steps, settle
-// (before the capture; default quiet 3s, timeout 60s), capture, ignore, and
-// timeout (the whole run on one binary; default 5m).
+// binaries), dualStack (IPv4 and IPv6 Service and pod ranges), objects
+// (applied in order before the steps), steps, settle (before the capture;
+// default quiet 3s, timeout 60s), capture, ignore, and timeout (the whole run
+// on one binary; default 5m).
 //
 // Steps, exactly one action each:
 //
@@ -73,7 +74,11 @@
 // order of appearance), cluster-specific values (CA certificates, the
 // apiserver's URL), and replaces generated name suffixes by numbers in
 // creation order; a CertificateSigningRequest's certificate becomes a
-// summary (issuer, subject, SANs, usages, extensions, validity length).
+// summary (issuer, subject, SANs, usages, extensions, validity length);
+// the endpointslice-controller's EndpointSlices are merged per Service,
+// address type and ports (how upstream spreads endpoints over slices
+// differs between its own runs), and endpoints, Endpoints subsets and
+// addresses sorted (endpoints.go).
 // ignore lists further paths to drop, "Kind:path" with
 // dot-separated keys, [key] for keys containing dots and * for any key, e.g.
 // "Pod:spec.nodeName" or "*:metadata.annotations[example.com/stamp]".

@@ -53,6 +53,9 @@ var metadataDropped = []string{"uid", "resourceVersion", "creationTimestamp", "m
 //   - lists whose order means nothing and races (a Node's taints) sorted;
 //   - a CertificateSigningRequest's certificate replaced by a summary of
 //     what two signers must agree on (certificates.go);
+//   - the endpointslice-controller's slices merged per Service, address
+//     type and ports, their endpoints and Endpoints' subsets and addresses
+//     sorted (endpoints.go);
 //   - Ignore paths dropped.
 func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	ignores := make([]ignorePath, 0, len(n.Ignore))
@@ -64,12 +67,13 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 		ignores = append(ignores, p)
 	}
 
+	objects := mergeManagedSlices(c.Objects)
 	captured := map[string]bool{}
-	for _, o := range c.Objects {
+	for _, o := range objects {
 		captured[o.GetName()] = true
 	}
 	gen := newGenNames()
-	gen.fromObjects(c.Objects)
+	gen.fromObjects(objects)
 	gen.fromEvents(c.Events, captured)
 	names := gen.placeholders()
 	normName := func(name string) string {
@@ -88,7 +92,7 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 		lits[k] = v
 	}
 	owners := map[string]string{} // uid → normalised name
-	for _, o := range c.Objects {
+	for _, o := range objects {
 		uid := string(o.GetUID())
 		if uid == "" {
 			continue
@@ -102,8 +106,8 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 		kind, namespace, name string
 		body                  map[string]any
 	}
-	docs := make([]doc, 0, len(c.Objects))
-	for _, o := range c.Objects {
+	docs := make([]doc, 0, len(objects))
+	for _, o := range objects {
 		m := scrubMeta(o.UnstructuredContent(), owners)
 		summarizeCertificate(o.GetKind(), m)
 		m = w.walk(m).(map[string]any)
@@ -123,6 +127,11 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 		}
 		return a.name < b.name
 	})
+	var ranks ipRanks
+	for _, d := range docs {
+		sortEndpointLists(d.kind, d.body, &ranks)
+		ranks.add(d.body)
+	}
 	events := reduceEvents(c.Events, c.EventCounts, w, owners, ignores)
 
 	var ips ipNumberer

@@ -172,7 +172,8 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 			Binary:    b.binary,
 			ExtraArgs: b.s.ControllerManagerArgs,
 		},
-		Logf: logf,
+		DualStack: b.s.DualStack,
+		Logf:      logf,
 	})
 	if err != nil {
 		return "", err

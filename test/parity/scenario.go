@@ -32,6 +32,7 @@ type Scenario struct {
 	Requires              []string      `json:"requires,omitempty"`
 	Nodes                 int           `json:"nodes,omitempty"`
 	ControllerManagerArgs []string      `json:"controllerManagerArgs,omitempty"`
+	DualStack             bool          `json:"dualStack,omitempty"`
 	Objects               Objects       `json:"objects,omitempty"`
 	Steps                 []Step        `json:"steps,omitempty"`
 	Settle                *Settle       `json:"settle,omitempty"`
