@@ -52,12 +52,18 @@ func TestLoadLists(t *testing.T) {
 func TestSelectAndFocus(t *testing.T) {
 	specs := []string{"[sig-apps] Job a", "[sig-apps] Job b", "[sig-apps] Deployment c"}
 	ex := map[string]string{"[sig-apps] Job b": "x"}
-	run, skipped := Select(specs, ex, regexp.MustCompile("Job"), false)
+	run, skipped := Select(specs, ex, regexp.MustCompile("Job"), NotExcluded)
 	if len(run) != 1 || run[0] != specs[0] || len(skipped) != 1 || skipped[0] != specs[1] {
 		t.Errorf("Select = %q, %q", run, skipped)
 	}
-	if run, _ := Select(specs, ex, nil, true); len(run) != 3 {
+	if run, _ := Select(specs, ex, nil, WithExcluded); len(run) != 3 {
 		t.Errorf("with excluded: %q", run)
+	}
+	if run, skipped := Select(specs, ex, nil, OnlyExcluded); len(run) != 1 || run[0] != specs[1] || len(skipped) != 2 {
+		t.Errorf("only excluded: %q, %q", run, skipped)
+	}
+	if got := Unlisted(specs, map[string]string{"[sig-apps] Job b": "x", "typo": "y"}); len(got) != 1 || got[0] != "typo" {
+		t.Errorf("Unlisted = %q", got)
 	}
 	name := "[sig-apps] Deployment should run (x+y) [Conformance]"
 	re := regexp.MustCompile(FocusFor(name))
@@ -147,7 +153,7 @@ func TestJUnitAndSummary(t *testing.T) {
 		t.Errorf("failure = %+v", f)
 	}
 	sum := Summary(results, 4)
-	if !strings.HasSuffix(sum, "\n1 passed, 2 failed\n") || !strings.HasPrefix(sum, "4 excluded") {
+	if !strings.HasSuffix(sum, "\n1 passed, 2 failed\n") || !strings.HasPrefix(sum, "4 listed specs left out") {
 		t.Errorf("summary = %q", sum)
 	}
 	if got := results[2].Line(); got != "TIMEOUT   60.0s  d" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -86,21 +87,49 @@ func readList(path string) ([]listEntry, error) {
 	return out, nil
 }
 
+// Which excluded specs Select keeps.
+type Which int
+
+const (
+	NotExcluded  Which = iota // the default: leave the excluded specs out
+	WithExcluded              // run them too
+	OnlyExcluded              // run only them (to check they still fail)
+)
+
 // Select returns the specs to run, in list order: those matching focus (a
-// regular expression, or every spec when nil), without the excluded ones
-// unless includeExcluded. It also returns the excluded specs it left out.
-func Select(specs []string, excluded map[string]string, focus *regexp.Regexp, includeExcluded bool) (run, skipped []string) {
+// regular expression, or every spec when nil) and which. It also returns
+// the specs it left out for being excluded, or for not being excluded with
+// OnlyExcluded.
+func Select(specs []string, excluded map[string]string, focus *regexp.Regexp, which Which) (run, skipped []string) {
 	for _, s := range specs {
 		if focus != nil && !focus.MatchString(s) {
 			continue
 		}
-		if _, ex := excluded[s]; ex && !includeExcluded {
+		_, ex := excluded[s]
+		if (ex && which == NotExcluded) || (!ex && which == OnlyExcluded) {
 			skipped = append(skipped, s)
 			continue
 		}
 		run = append(run, s)
 	}
 	return run, skipped
+}
+
+// Unlisted returns the excluded specs that specs.txt does not list: a typo,
+// or a spec removed from the list but not from the exclusions.
+func Unlisted(specs []string, excluded map[string]string) []string {
+	listed := make(map[string]bool, len(specs))
+	for _, s := range specs {
+		listed[s] = true
+	}
+	var out []string
+	for s := range excluded {
+		if !listed[s] {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FocusFor is the ginkgo --focus expression that selects exactly one spec by

@@ -182,8 +182,8 @@ func WriteJUnit(path, suite string, results []Result, elapsed time.Duration) err
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-// Summary is the closing lines: what was left out and the last line
-// "N passed, M failed".
+// Summary is the closing lines: how many specs were left out (excluded, or
+// not excluded with --only-excluded) and the last line "N passed, M failed".
 func Summary(results []Result, excluded int) string {
 	passed := 0
 	for _, r := range results {
@@ -193,7 +193,7 @@ func Summary(results []Result, excluded int) string {
 	}
 	var b strings.Builder
 	if excluded > 0 {
-		fmt.Fprintf(&b, "%d excluded (test/conformance/excluded.txt), not run\n", excluded)
+		fmt.Fprintf(&b, "%d listed specs left out (test/conformance/excluded.txt)\n", excluded)
 	}
 	fmt.Fprintf(&b, "%d passed, %d failed\n", passed, len(results)-passed)
 	return b.String()

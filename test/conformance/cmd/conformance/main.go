@@ -37,6 +37,7 @@ func run() int {
 		specsFile       = flag.String("specs", "", "spec list; default test/conformance/specs.txt")
 		excludedFile    = flag.String("excluded", "", "exclusion list; default test/conformance/excluded.txt")
 		includeExcluded = flag.Bool("include-excluded", false, "also run the excluded specs")
+		onlyExcluded    = flag.Bool("only-excluded", false, "run only the excluded specs (to check that they still fail, with --upstream)")
 		clusters        = flag.Int("clusters", 2, "control planes side by side, specs shared among them")
 		nodes           = flag.Int("nodes", 10, "kwok nodes per cluster")
 		timeout         = flag.Duration("timeout", 10*time.Minute, "deadline of one spec")
@@ -90,7 +91,21 @@ func run() int {
 			return 2
 		}
 	}
-	torun, skipped := conformance.Select(specs, excluded, re, *includeExcluded)
+	if bad := conformance.Unlisted(specs, excluded); len(bad) > 0 {
+		log.Printf("conformance: %s excludes specs %s does not list:\n  %s", *excludedFile, *specsFile, strings.Join(bad, "\n  "))
+		return 2
+	}
+	which := conformance.NotExcluded
+	switch {
+	case *includeExcluded && *onlyExcluded:
+		log.Printf("conformance: --include-excluded and --only-excluded exclude each other")
+		return 2
+	case *includeExcluded:
+		which = conformance.WithExcluded
+	case *onlyExcluded:
+		which = conformance.OnlyExcluded
+	}
+	torun, skipped := conformance.Select(specs, excluded, re, which)
 	if *list {
 		for _, s := range torun {
 			fmt.Println(s)
