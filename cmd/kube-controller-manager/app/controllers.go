@@ -10,6 +10,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrsigning"
 	"github.com/kcm-dev/kcm/pkg/controller/clusterroleaggregation"
 	"github.com/kcm-dev/kcm/pkg/controller/clustertrustbundlepublisher"
+	"github.com/kcm-dev/kcm/pkg/controller/cronjob"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
@@ -65,7 +66,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.CertificateSigningRequestCleaner, csrcleaner.New)
 	add(names.CertificateSigningRequestSigning, csrsigning.New)
 	add(names.ClusterRoleAggregation, clusterroleaggregation.New)
-	add(names.CronJob, nil)
+	add(names.CronJob, cronjob.New)
 	add(names.DaemonSet, daemonset.New)
 	add(names.Deployment, deployment.New)
 	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
