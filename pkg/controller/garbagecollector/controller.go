@@ -12,12 +12,14 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/kcm-dev/kcm/internal/controller"
+	"github.com/kcm-dev/kcm/internal/controller/resourcemonitor"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
@@ -47,7 +49,7 @@ type Controller struct {
 	mapper     resettableMapper
 	clock      clock.WithTicker
 	builder    *builder
-	monitors   *monitors
+	monitors   *resourcemonitor.Monitors
 	stopEvents func()
 }
 
@@ -92,7 +94,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	c := newController(name, int(cfg.ConcurrentGCSyncs), md, disco, cc.RESTMapper, cc.MetadataInformerFactory,
 		ignored, cc.InformersStarted, recorder)
 	c.stopEvents = stop
-	c.monitors.typed = cc.StartedTypedInformer
+	c.monitors.Typed = cc.StartedTypedInformer
 	if cc.Clock != nil {
 		c.clock = cc.Clock
 	}
@@ -103,6 +105,15 @@ func newController(name string, workers int, md metadata.Interface, disco discov
 	mapper resettableMapper, factory metadatainformer.SharedInformerFactory, ignored map[schema.GroupResource]struct{},
 	informersStarted <-chan struct{}, recorder record.EventRecorder) *Controller {
 	b := newBuilder(recorder)
+	// Each monitor feeds the graph builder the events of one resource,
+	// tagged with its kind.
+	handler := func(r schema.GroupVersionResource) (cache.ResourceEventHandler, error) {
+		kind, err := mapper.KindFor(r)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't look up resource %q: %w", r, err)
+		}
+		return b.handlers(kind), nil
+	}
 	return &Controller{
 		name:      name,
 		workers:   workers,
@@ -111,8 +122,8 @@ func newController(name string, workers int, md metadata.Interface, disco discov
 		mapper:    mapper,
 		clock:     clock.RealClock{},
 		builder:   b,
-		monitors: &monitors{factory: factory, mapper: mapper, ignored: ignored, builder: b,
-			informersStarted: informersStarted},
+		monitors: &resourcemonitor.Monitors{Factory: factory, Handler: handler, Ignored: ignored,
+			InformersStarted: informersStarted},
 	}
 }
 
@@ -136,13 +147,13 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Go(func() {
 		<-ctx.Done()
 		c.builder.changes.ShutDown()
-		c.monitors.stop()
+		c.monitors.Stop()
 	})
-	c.monitors.start(ctx)
+	c.monitors.Start(ctx)
 	wg.Go(func() { c.rediscover(ctx) })
 
 	syncCtx, cancel := context.WithTimeout(ctx, resyncPeriod)
-	if c.monitors.waitForSync(syncCtx) {
+	if c.monitors.WaitForSync(syncCtx) {
 		logger.Info("Garbage collector: all resource monitors have synced")
 	} else if ctx.Err() == nil {
 		logger.Info("Garbage collector: not all resource monitors could be synced, proceeding anyways")
@@ -164,7 +175,7 @@ func (c *Controller) DebuggingHandler() http.Handler { return debugHandler{graph
 // goes on, and a liveness probe on /healthz must not restart the process
 // for a resource it cannot fix.
 func (c *Controller) ReadinessCheck(*http.Request) error {
-	if u := c.monitors.unsynced(); len(u) > 0 {
+	if u := c.monitors.Unsynced(); len(u) > 0 {
 		return fmt.Errorf("garbage collector monitors not synced: %s", strings.Join(u, ", "))
 	}
 	return nil

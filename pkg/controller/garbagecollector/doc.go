@@ -3,7 +3,8 @@
 // carries out the foreground and orphan deletion of owners.
 //
 // A single goroutine (builder.go) turns the events of metadata-only
-// informers, one per deletable resource (monitors.go, discovery.go), into a
+// informers, one per deletable resource (discovery.go, through
+// internal/controller/resourcemonitor), into a
 // graph of owners and dependents (graph.go). It hands nodes to two queues:
 // attemptToDelete (delete.go) verifies, by live reads, whether an object's
 // owners are gone and deletes it with the propagation policy upstream
