@@ -17,6 +17,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslicemirroring"
 	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
+	"github.com/kcm-dev/kcm/pkg/controller/job"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
@@ -77,7 +78,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.EphemeralVolume, nil)
 	add(names.GarbageCollector, garbagecollector.New)
 	add(names.HorizontalPodAutoscaler, nil)
-	add(names.Job, nil)
+	add(names.Job, job.New)
 	add(names.KubeAPIServerClusterTrustBundle, clustertrustbundlepublisher.New, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
 	add(names.Namespace, namespace.New)
