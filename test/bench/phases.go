@@ -67,6 +67,12 @@ type Params struct {
 	StatefulSets        int `json:"statefulSets,omitempty"`
 	StatefulSetReplicas int `json:"statefulSetReplicas,omitempty"`
 	StatefulSetScaleTo  int `json:"statefulSetScaleTo,omitempty"`
+	// DaemonSets, DaemonSetNodes: the daemonsets create phase (each
+	// DaemonSet on every node); DaemonSetNewNodes: its add-nodes phase
+	// (0: 20, 500, 100).
+	DaemonSets        int `json:"daemonSets,omitempty"`
+	DaemonSetNodes    int `json:"daemonSetNodes,omitempty"`
+	DaemonSetNewNodes int `json:"daemonSetNewNodes,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).
@@ -152,6 +158,7 @@ func Scenarios() []Scenario {
 			},
 		},
 		statefulSetsScenario(),
+		daemonSetsScenario(),
 	}
 }
 
@@ -228,9 +235,30 @@ type Env struct {
 	Nodes        corelisters.NodeLister
 
 	mu sync.Mutex
+	// figures are the running phase's own figures (Figure).
+	figures map[string]float64
 	// generations holds, per Deployment, the generation the last write
 	// returned: the cache may still hold an older object.
 	generations map[string]int64
+}
+
+// Figure records a figure of the running phase, reported with it.
+func (env *Env) Figure(name string, v float64) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	if env.figures == nil {
+		env.figures = map[string]float64{}
+	}
+	env.figures[name] = v
+}
+
+// takeFigures returns the figures recorded since the last call.
+func (env *Env) takeFigures() map[string]float64 {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	f := env.figures
+	env.figures = nil
+	return f
 }
 
 func (env *Env) setGeneration(name string, gen int64) {
@@ -350,6 +378,11 @@ func deploymentName(i int) string { return fmt.Sprintf(deploymentNameFormat, i) 
 // ServiceAccount (pods are admitted only then), creates the nodes and waits
 // until they are schedulable.
 func setupDeployments(ctx context.Context, env *Env) error {
+	return setupNamespaceAndNodes(ctx, env, env.Params.Nodes)
+}
+
+// setupNamespaceAndNodes is setupDeployments with n nodes.
+func setupNamespaceAndNodes(ctx context.Context, env *Env, n int) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.Namespace}}
 	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", env.Namespace, err)
@@ -364,8 +397,8 @@ func setupDeployments(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	nodeNames := make([]string, env.Params.Nodes)
-	err = env.forEach(ctx, env.Params.Nodes, func(ctx context.Context, i int) error {
+	nodeNames := make([]string, n)
+	err = env.forEach(ctx, n, func(ctx context.Context, i int) error {
 		nodeNames[i] = fmt.Sprintf("%s-%d", setupNodePrefix, i)
 		return createNode(ctx, env.Client, nodeNames[i])
 	})

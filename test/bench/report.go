@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -93,6 +94,9 @@ type PhaseResult struct {
 	WallSeconds float64       `json:"wallSeconds"`
 	Process     ProcessStats  `json:"process"`
 	Requests    RequestCounts `json:"requests"`
+	// Figures are the phase's own measurements (e.g. the daemonsets
+	// add-nodes phase's node-to-pods latencies), by name.
+	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // measured reports whether a phase ran (fully or until its deadline).
@@ -308,6 +312,7 @@ func (r *Results) Markdown() string {
 			fmt.Fprintf(&b, "; **error:** %s", firstLine(run.Error))
 		}
 		b.WriteString("\n")
+		writeFigures(&b, run)
 	}
 
 	b.WriteString("\n## Requests by verb and resource\n")
@@ -317,6 +322,25 @@ func (r *Results) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// writeFigures lists the phases' own figures of a run, one line each.
+func writeFigures(b *strings.Builder, run RunResult) {
+	for _, p := range run.Phases {
+		if len(p.Figures) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(p.Figures))
+		for k := range p.Figures {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %.2f", k, p.Figures[k])
+		}
+		fmt.Fprintf(b, "  - %s: %s\n", p.Name, strings.Join(parts, ", "))
+	}
 }
 
 // requestRows is how many verb+resource rows each breakdown shows.

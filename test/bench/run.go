@@ -380,6 +380,7 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 		err := runBounded(ctx, env, p.Run)
 		sampler.SampleNow()
 		pr.End = time.Now()
+		pr.Figures = env.takeFigures()
 		setStatus(pr, err)
 		windows = append(windows, Window{Name: p.Name, Start: pr.Start, End: pr.End})
 		cfg.logf("bench: phase %s: %s in %.1fs %s", p.Name, pr.Status, pr.End.Sub(pr.Start).Seconds(), pr.Detail)

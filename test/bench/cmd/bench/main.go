@@ -49,7 +49,7 @@ func run() (int, error) {
 	var (
 		out          = flag.String("out", filepath.Join(root, "_output", "bench"), "output directory: results.json, results.md, runs/<qps>/<binary>/<phase set>/ (logs, audit.log, samples.json)")
 		binDir       = flag.String("bin-dir", "", "directory of the binaries (default $"+cluster.BinDirEnv+", else _output/bin)")
-		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete)")
+		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete)")
 		binaries     = flag.String("binaries", bench.Upstream+","+bench.Ours, "controller managers to measure, in order: upstream, ours")
 		qpsSettings  = flag.String("qps-settings", "default,500", "comma-separated --kube-api-qps/--kube-api-burst settings: default (no flags), N (QPS=burst=N) or N/BURST")
 		nodes        = flag.Int("nodes", 50, "kwok nodes for the deployments phases")
@@ -60,6 +60,9 @@ func run() (int, error) {
 		sets         = flag.Int("statefulsets", 50, "StatefulSets the statefulsets phases create (Parallel)")
 		setReplicas  = flag.Int("statefulset-replicas", 10, "replicas per StatefulSet at creation")
 		setScaleTo   = flag.Int("statefulset-scale-to", 20, "replicas per StatefulSet after the scale phase")
+		daemonSets   = flag.Int("daemonsets", 20, "DaemonSets the daemonsets phases create (each on every node)")
+		dsNodes      = flag.Int("daemonset-nodes", 500, "kwok nodes for the daemonsets phases")
+		dsNewNodes   = flag.Int("daemonset-new-nodes", 100, "nodes the daemonsets add-nodes phase creates")
 		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
 		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
 		workers      = flag.Int("workers", 16, "load generator worker pool size")
@@ -93,6 +96,7 @@ func run() (int, error) {
 			Nodes: *nodes, Deployments: *deployments, Replicas: *replicas, ScaleTo: *scaleTo,
 			NewNodes: *newNodes, Idle: *idle, PhaseTimeout: *phaseTimeout, Workers: *workers,
 			StatefulSets: *sets, StatefulSetReplicas: *setReplicas, StatefulSetScaleTo: *setScaleTo,
+			DaemonSets: *daemonSets, DaemonSetNodes: *dsNodes, DaemonSetNewNodes: *dsNewNodes,
 		},
 		ExtraArgs:    kcmArgs,
 		StartTimeout: *startTimeout,
