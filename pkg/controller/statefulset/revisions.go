@@ -75,11 +75,22 @@ func revisionOf(set *apps.StatefulSet, patch []byte, revision int64, collisionCo
 }
 
 // setPatches remembers, per StatefulSet, the revision data of its template
-// at its latest generation: the template changes only with the
-// generation, and encoding it is most of a sync's work.
+// at its latest generation (the template changes only with the
+// generation), and its spec at the other revision it was last applied at
+// (during a rolling update, the current revision): encoding the set and
+// patching it is most of a sync's work.
 type setPatches struct {
-	mu sync.Mutex
-	m  map[types.UID]generationPatch
+	mu      sync.Mutex
+	m       map[types.UID]generationPatch
+	applied map[types.UID]appliedRevision
+}
+
+// appliedRevision is a set's spec at a revision (by name and
+// resourceVersion), from the set at a generation.
+type appliedRevision struct {
+	generation    int64
+	name, version string
+	spec          *apps.StatefulSetSpec
 }
 
 type generationPatch struct {
@@ -108,21 +119,41 @@ func (p *setPatches) get(set *apps.StatefulSet) ([]byte, error) {
 	return patch, nil
 }
 
-// forget drops a deleted set's entry.
+// forget drops a deleted set's entries.
 func (p *setPatches) forget(uid types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.m, uid)
+	delete(p.applied, uid)
 }
 
 // atRevision returns set at the revision: set itself when the revision
 // holds set's own template (its data is patch, set's revision data), else
-// applyRevision's copy. The result is read-only.
-func atRevision(set *apps.StatefulSet, patch []byte, rev *apps.ControllerRevision) (*apps.StatefulSet, error) {
+// a shallow copy of set with the spec applyRevision restores (remembered
+// per set, for the set's generation). The result is read-only.
+func (p *setPatches) atRevision(set *apps.StatefulSet, patch []byte, rev *apps.ControllerRevision) (*apps.StatefulSet, error) {
 	if rev.Data.Object == nil && bytes.Equal(rev.Data.Raw, patch) {
 		return set, nil
 	}
-	return applyRevision(set, rev)
+	p.mu.Lock()
+	a, ok := p.applied[set.UID]
+	p.mu.Unlock()
+	if !ok || a.generation != set.Generation || a.name != rev.Name || a.version != rev.ResourceVersion {
+		restored, err := applyRevision(set, rev)
+		if err != nil {
+			return nil, err
+		}
+		a = appliedRevision{generation: set.Generation, name: rev.Name, version: rev.ResourceVersion, spec: &restored.Spec}
+		p.mu.Lock()
+		if p.applied == nil {
+			p.applied = map[types.UID]appliedRevision{}
+		}
+		p.applied[set.UID] = a
+		p.mu.Unlock()
+	}
+	clone := *set
+	clone.Spec = *a.spec
+	return &clone, nil
 }
 
 // applyRevision returns a copy of set whose spec is set's with the

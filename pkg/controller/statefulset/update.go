@@ -148,11 +148,11 @@ func (c *Controller) reconcile(ctx context.Context, set *apps.StatefulSet, patch
 // Event, as upstream).
 func (c *Controller) newRollout(ctx context.Context, set *apps.StatefulSet, patch []byte, current, update *apps.ControllerRevision,
 	collisionCount int32, pods []*v1.Pod, now time.Time) (*rollout, error) {
-	currentSet, err := atRevision(set, patch, current)
+	currentSet, err := c.patches.atRevision(set, patch, current)
 	if err != nil {
 		return nil, err
 	}
-	updateSet, err := atRevision(set, patch, update)
+	updateSet, err := c.patches.atRevision(set, patch, update)
 	if err != nil {
 		return nil, err
 	}
