@@ -38,6 +38,9 @@ type Controller struct {
 	jobIndexer    cache.Indexer
 	synced        []cache.InformerSynced
 
+	// written holds status writes the cache has not caught up with.
+	written writtenCronJobs
+
 	queue      workqueue.TypedRateLimitingInterface[string]
 	recorder   record.EventRecorder
 	stopEvents func()

@@ -15,7 +15,8 @@ import (
 )
 
 // sync reconciles the CronJob named by key: history, active list, the Job
-// due now, then one status write. It requeues the key for the CronJob's
+// due now, then one status write. It starts from the controller's own last
+// write while the cache lags behind it (written.go). It requeues the key for the CronJob's
 // next scheduled time itself; an error is retried with backoff instead.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
@@ -26,11 +27,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.cronJobLister.CronJobs(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("CronJob not found, may be it is deleted", "cronjob", klog.KRef(namespace, name))
+		c.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	cached = c.written.newest(key, cached)
 	jobs, err := controllerref.ByControllerUID[*batchv1.Job](c.jobIndexer, cached.UID)
 	if err != nil {
 		return err
@@ -43,7 +46,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if syncErr != nil {
 		logger.V(2).Info("Error reconciling cronjob", "cronjob", klog.KObj(cached), "err", syncErr)
 	}
-	if err := c.writeStatus(ctx, s, cached); err != nil {
+	if err := c.writeStatus(ctx, key, s, cached); err != nil {
 		logger.V(2).Info("Unable to update status for cronjob", "cronjob", klog.KObj(cached), "resourceVersion", cached.ResourceVersion, "err", err)
 		return err
 	}
@@ -72,13 +75,17 @@ func (c *Controller) syncCronJob(ctx context.Context, s *syncState, jobs []*batc
 // writeStatus writes the status the sync built, if it asked for a write
 // that changes something. (Upstream also sends writes that change nothing;
 // the API server ignores them.)
-func (c *Controller) writeStatus(ctx context.Context, s *syncState, cached *batchv1.CronJob) error {
+func (c *Controller) writeStatus(ctx context.Context, key string, s *syncState, cached *batchv1.CronJob) error {
 	if !s.changed {
 		return nil
 	}
 	if s.status == s.cj && apiequality.Semantic.DeepEqual(s.status.Status, cached.Status) {
 		return nil
 	}
-	_, err := c.client.BatchV1().CronJobs(s.status.Namespace).UpdateStatus(ctx, s.status, metav1.UpdateOptions{})
-	return err
+	written, err := c.client.BatchV1().CronJobs(s.status.Namespace).UpdateStatus(ctx, s.status, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	c.written.record(key, written)
+	return nil
 }

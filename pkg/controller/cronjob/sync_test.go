@@ -437,3 +437,42 @@ func TestSyncDeletedCronJob(t *testing.T) {
 		t.Fatalf("err %v, events %q, requests %v", err, events, f.verbs())
 	}
 }
+
+// A sync woken right after the controller's own status write, before the
+// cache has it, starts from the write: the finished Job is reported once.
+func TestSyncStartsFromOwnWrite(t *testing.T) {
+	base := newCronJob("0 * * * *", at(-3*time.Hour))
+	s := at(-time.Hour)
+	done := newJobAt(t, base, s, started(s), finished(batchv1.JobComplete, s.Add(time.Minute)))
+	cj := newCronJob("0 * * * *", at(-3*time.Hour), lastScheduled(s), active(done))
+	cj.ResourceVersion = "5"
+	f := newFixture(t, at(-time.Minute), cj, done)
+	// The fake does not move resourceVersions; the API server does.
+	f.client.PrependReactor("update", "cronjobs", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		a.(clienttesting.UpdateAction).GetObject().(*batchv1.CronJob).ResourceVersion = "6"
+		return false, nil, nil
+	})
+	events, err := f.sync(t)
+	if err != nil || len(events) != 1 {
+		t.Fatalf("err %v, events %q", err, events)
+	}
+	if st := f.status(); st == nil || len(st.Active) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	events, err = f.sync(t)
+	if err != nil || len(events) != 0 {
+		t.Fatalf("second sync: err %v, events %q", err, events)
+	}
+	if n := len(f.verbs()); n != 1 {
+		t.Errorf("requests %v", f.verbs())
+	}
+	// Once the cache has caught up, it is the cache again.
+	fresh, err := f.client.BatchV1().CronJobs("ns").Get(t.Context(), "cj", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cache(t, fresh)
+	if got := f.c.written.newest("ns/cj", fresh); got != fresh {
+		t.Error("written copy kept after the cache caught up")
+	}
+}
