@@ -64,7 +64,7 @@ func (c *Controller) expect(ctx context.Context, pdb *policy.PodDisruptionBudget
 // controller once. Pods without a controller are returned, not counted; a
 // pod whose controller no finder resolves is an error naming it.
 func (c *Controller) expectedScale(ctx context.Context, pods []*v1.Pod) (int32, []string, error) {
-	scales := map[types.UID]int32{}   // by the counted controller
+	scales := map[types.UID]int32{}  // by the counted controller
 	resolved := map[types.UID]bool{} // pods' controllerRefs already resolved
 	var unmanaged []string
 	for _, pod := range pods {

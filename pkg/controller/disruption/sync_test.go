@@ -164,9 +164,9 @@ func TestDisruptedPods(t *testing.T) {
 	f := newFixture(t, rs("rs", "rs-uid", 4), pod("p-0", rsRef), pod("p-1", rsRef), deleting, pod("p-3", rsRef))
 	p := pdbMin("pdb", intstr.FromInt32(1))
 	p.Status.DisruptedPods = map[string]metav1.Time{
-		"p-0":  at(-time.Minute),                    // kept, expires in 1m
+		"p-0":  at(-time.Minute),                   // kept, expires in 1m
 		"p-1":  at(-DeletionTimeout - time.Second), // overdue
-		"p-2":  at(-time.Minute),                    // deleting
+		"p-2":  at(-time.Minute),                   // deleting
 		"gone": at(-time.Minute),
 		"p-3":  at(-30 * time.Second), // kept, expires in 90s
 	}

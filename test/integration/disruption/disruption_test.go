@@ -27,7 +27,7 @@ func TestEvictionAllowedThenRefused(t *testing.T) {
 	e := setup(t)
 	d, err := e.client.AppsV1().Deployments(e.ns).Create(e.ctx, &apps.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: apps.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: web}, Template: podTemplate(web)},
+		Spec:       apps.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: web}, Template: podTemplate(web)},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
