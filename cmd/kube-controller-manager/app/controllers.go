@@ -13,6 +13,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/cronjob"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
+	"github.com/kcm-dev/kcm/pkg/controller/disruption"
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslicemirroring"
@@ -71,7 +72,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.DaemonSet, daemonset.New)
 	add(names.Deployment, deployment.New)
 	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
-	add(names.Disruption, nil)
+	add(names.Disruption, disruption.New)
 	add(names.Endpoints, endpoints.New)
 	add(names.EndpointSlice, endpointslice.New)
 	add(names.EndpointSliceMirroring, endpointslicemirroring.New)
