@@ -1,0 +1,77 @@
+package podautoscaler
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/scale"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/kcm-dev/kcm/internal/clientthrottle"
+	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler/metrics"
+	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/features"
+)
+
+// Feature gates the controller consults (v1.37 defaults: all on).
+const (
+	gateConfigurableTolerance featuregate.Feature = "HPAConfigurableTolerance"
+	gateScaleToZero           featuregate.Feature = "HPAScaleToZero"
+	gateGeneration            featuregate.Feature = "HPAGeneration"
+	gatePodLevelResources     featuregate.Feature = "PodLevelResources"
+	gateStaleConsistency      featuregate.Feature = "StaleControllerConsistencyHPA"
+)
+
+// New is the controllermanager.Constructor of the
+// horizontal-pod-autoscaler-controller: upstream's clients (its own
+// identity for the API, the scale client over the REST mapper and an
+// uncached scale-kind discovery, the three metrics APIs) and the
+// --horizontal-pod-autoscaler-* flags.
+func New(ctx context.Context, cc *controllermanager.ControllerContext, name string) (controllermanager.Controller, error) {
+	client, err := cc.NewClient(ClientName)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cc.NewClientConfig(ClientName)
+	if err != nil {
+		return nil, err
+	}
+	cfg = clientthrottle.InTransport(cfg)
+	scales, err := scale.NewForConfig(cfg, cc.RESTMapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	if err != nil {
+		return nil, fmt.Errorf("failed to init HPA scale client: %w", err)
+	}
+	metricsClient, err := metrics.NewREST(cfg, cc.RESTMapper, client.Discovery())
+	if err != nil {
+		return nil, fmt.Errorf("%w for %s", err, name)
+	}
+	hpaCfg := cc.Config.HPAController
+	c, err := NewController(ctx, Config{
+		Name:                     name,
+		Client:                   client,
+		Scales:                   scales,
+		Mapper:                   cc.RESTMapper,
+		Metrics:                  metricsClient,
+		InvalidateMetricVersions: metricsClient.InvalidateVersions,
+		HPAs:                     cc.InformerFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
+		Pods:                     cc.InformerFactory.Core().V1().Pods(),
+		Clock:                    cc.Clock,
+		Workers:                  int(hpaCfg.ConcurrentHorizontalPodAutoscalerSyncs),
+		SyncPeriod:               hpaCfg.HorizontalPodAutoscalerSyncPeriod.Duration,
+		DownscaleStabilization:   hpaCfg.HorizontalPodAutoscalerDownscaleStabilizationWindow.Duration,
+		Tolerance:                hpaCfg.HorizontalPodAutoscalerTolerance,
+		CPUInitializationPeriod:  hpaCfg.HorizontalPodAutoscalerCPUInitializationPeriod.Duration,
+		InitialReadinessDelay:    hpaCfg.HorizontalPodAutoscalerInitialReadinessDelay.Duration,
+		ConfigurableTolerance:    features.Enabled(cc.FeatureGate, gateConfigurableTolerance),
+		ScaleToZero:              features.Enabled(cc.FeatureGate, gateScaleToZero),
+		ObservedGeneration:       features.Enabled(cc.FeatureGate, gateGeneration),
+		PodLevelResources:        features.Enabled(cc.FeatureGate, gatePodLevelResources),
+		StaleConsistency:         features.Enabled(cc.FeatureGate, gateStaleConsistency),
+	})
+	if err != nil {
+		return nil, err
+	}
+	registerMetrics()
+	return c, nil
+}
