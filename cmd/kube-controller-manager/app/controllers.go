@@ -27,6 +27,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
+	"github.com/kcm-dev/kcm/pkg/controller/resourcequota"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
@@ -97,7 +98,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ReplicationController, replication.New)
 	add(names.ResourceClaim, nil, gates(features.DynamicResourceAllocation))
 	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
-	add(names.ResourceQuota, nil)
+	add(names.ResourceQuota, resourcequota.New)
 	add(names.RootCACertificatePublisher, rootcacertpublisher.New)
 	add(names.SELinuxWarning, nil, off, gates(features.SELinuxChangePolicy))
 	add(names.ServiceCIDR, servicecidr.New, gates(features.MultiCIDRServiceAllocator))

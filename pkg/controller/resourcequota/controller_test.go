@@ -1,0 +1,50 @@
+package resourcequota
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+)
+
+// Run writes a new quota's status and replenishes it when a pod goes, and
+// returns once cancelled.
+func TestRun(t *testing.T) {
+	f := newFixture(t, newQuota("q", rl("pods", "5", "count/secrets", "5")), newPod("a", ""), newPod("b", ""),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}})
+	ctx, cancel := context.WithCancel(f.ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { f.c.Run(ctx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	waitUsed := func(want corev1.ResourceList) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			q, err := f.client.CoreV1().ResourceQuotas("ns").Get(ctx, "q", metav1.GetOptions{})
+			return err == nil && quota.Equals(q.Status.Used, want), err
+		})
+		if err != nil {
+			q, _ := f.client.CoreV1().ResourceQuotas("ns").Get(ctx, "q", metav1.GetOptions{})
+			t.Fatalf("status.used = %v, want %v", q.Status.Used, want)
+		}
+	}
+	waitUsed(rl("pods", "2", "count/secrets", "1"))
+	if err := f.client.CoreV1().Pods("ns").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(rl("pods", "1", "count/secrets", "1"))
+	if err := f.client.CoreV1().Secrets("ns").Delete(ctx, "s", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed(rl("pods", "1", "count/secrets", "0"))
+	if err := f.c.ReadinessCheck(nil); err != nil {
+		t.Errorf("ReadinessCheck = %v", err)
+	}
+}
