@@ -196,7 +196,6 @@ func (c *Controller) Run(ctx context.Context) {
 		return
 	}
 	old := c.syncResources(ctx, nil)
-	wg.Go(func() { c.rediscover(ctx, old) })
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
 		return
 	}
@@ -205,6 +204,7 @@ func (c *Controller) Run(ctx context.Context) {
 		logger.Info("Resource quota controller: not all resource monitors could be synced, proceeding anyways", "unsynced", c.monitors.Unsynced())
 	}
 	cancel()
+	wg.Go(func() { c.rediscover(ctx, old) })
 	for _, q := range []workqueue.TypedRateLimitingInterface[string]{c.queue, c.priority} {
 		w := controller.Workers{Name: c.name, Queue: q, Sync: c.sync}
 		wg.Go(func() { w.Run(ctx, c.workers) })

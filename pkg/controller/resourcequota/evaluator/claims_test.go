@@ -65,8 +65,10 @@ func TestClaimExtendedResources(t *testing.T) {
 		HasDeviceClassFor: func(name corev1.ResourceName) bool {
 			return name == "example.com/gpu" || name == "deviceclass.resource.kubernetes.io/gpu"
 		},
-		Pod:              func(string, string) (*corev1.Pod, error) { return pod, nil },
-		ExtendedClaimsOf: func(string, string) ([]*resourceapi.ResourceClaim, error) { return []*resourceapi.ResourceClaim{c}, nil },
+		Pod: func(string, string) (*corev1.Pod, error) { return pod, nil },
+		ExtendedClaimsOf: func(string, string) ([]*resourceapi.ResourceClaim, error) {
+			return []*resourceapi.ResourceClaim{c}, nil
+		},
 	}
 	e := NewResourceClaims(list(c), sources, testingclock.NewFakePassiveClock(now), allFeatures)
 	in := []corev1.ResourceName{"count/resourceclaims.resource.k8s.io", "gpu.deviceclass.resource.k8s.io/devices",
