@@ -47,6 +47,9 @@ func daemonSetsScenario() Scenario {
 		Name:          ScenarioDaemonSets,
 		SetupRequires: []string{names.ServiceAccount, names.NodeLifecycle},
 		Setup:         setupDaemonSets,
+		// 600 nodes need more than the 256 /24 pod CIDRs of the cluster
+		// CIDR (a /16): node-ipam-controller would fail for the rest.
+		ControllerManagerArgs: []string{"--node-cidr-mask-size=26"},
 		Phases: []Phase{
 			{Name: "create", Description: "create DaemonSets, wait until every node runs an available pod of each",
 				Requires: static(names.DaemonSet), Run: createDaemonSets},

@@ -103,6 +103,9 @@ type Scenario struct {
 	// Setup, if not nil, prepares the cluster (e.g. creates the nodes).
 	Setup  func(ctx context.Context, env *Env) error
 	Phases []Phase
+	// ControllerManagerArgs are appended to both controller managers'
+	// command lines, after the QPS flags and before --kcm-arg's.
+	ControllerManagerArgs []string
 }
 
 // Requirements returns, for each phase in order, every controller it needs:

@@ -230,7 +230,7 @@ func (cfg *Config) summary() ConfigSummary {
 // cluster, and always stops that cluster again.
 func runOne(ctx context.Context, cfg *Config, q QPSSetting, binary string, sc Scenario) RunResult {
 	dir := filepath.Join(cfg.OutDir, "runs", strings.ReplaceAll(q.Name, "/", "-"), binary, sc.Name)
-	extra := append(q.Args(), cfg.ExtraArgs...)
+	extra := append(append(q.Args(), sc.ControllerManagerArgs...), cfg.ExtraArgs...)
 	r := RunResult{QPS: q.Name, Binary: binary, Scenario: sc.Name, ExtraArgs: extra}
 	cfg.logf("bench: === %s, qps %s, %s", binary, q.Name, sc.Name)
 
