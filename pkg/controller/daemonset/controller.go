@@ -119,6 +119,7 @@ type Controller struct {
 	// consistency is nil when the check is off.
 	consistency *expectations.Consistency
 	placements  *placements
+	written     *writtenStatuses
 	// failedPods delays deleting failed daemon pods, per DaemonSet
 	// generation and node.
 	failedPods *flowcontrol.Backoff
@@ -196,6 +197,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		nodeQueue:     controller.Queue(nodeQueueName),
 		expectations:  expectations.NewUIDTracking(clk),
 		placements:    newPlacements(cfg.CompareOps),
+		written:       newWrittenStatuses(),
 		failedPods:    flowcontrol.NewFakeBackOff(failedPodBackoffInitial, failedPodBackoffMax, clk),
 		workers:       cfg.Workers,
 		burstReplicas: burst,

@@ -49,9 +49,8 @@ func (c *Controller) addDaemonSet(logger klog.Logger, obj any) {
 	c.enqueue(ds)
 }
 
-// updateDaemonSet syncs every update, the controller's own status writes
-// included, as upstream does (a sync with nothing to do costs only cache
-// reads).
+// updateDaemonSet syncs every update but the echo of the controller's own
+// last status write (writtenStatuses).
 func (c *Controller) updateDaemonSet(logger klog.Logger, oldObj, newObj any) {
 	oldDS, ok1 := oldObj.(*apps.DaemonSet)
 	curDS, ok2 := newObj.(*apps.DaemonSet)
@@ -62,6 +61,10 @@ func (c *Controller) updateDaemonSet(logger klog.Logger, oldObj, newObj any) {
 	// as an update: forget what was expected of the old object.
 	if curDS.UID != oldDS.UID {
 		c.deleteDaemonSet(logger, cache.DeletedFinalStateUnknown{Key: objectKey(oldDS), Obj: oldDS})
+	}
+	if c.written.echo(objectKey(curDS), oldDS, curDS) {
+		logger.V(5).Info("Own status write observed", "daemonset", klog.KObj(curDS))
+		return
 	}
 	logger.V(4).Info("Updating daemon set", "daemonset", klog.KObj(oldDS))
 	c.enqueue(curDS)
@@ -79,6 +82,7 @@ func (c *Controller) deleteDaemonSet(logger klog.Logger, obj any) {
 	// A new DaemonSet of the same name must start clean.
 	c.expectations.DeleteExpectations(logger, key)
 	c.placements.forget(ds.UID)
+	c.written.forget(key)
 	c.queue.Add(key)
 }
 

@@ -119,3 +119,33 @@ func TestPodHandlers(t *testing.T) {
 		t.Errorf("queued %v", got)
 	}
 }
+
+func TestOwnStatusEchoNotSynced(t *testing.T) {
+	ds := newDS()
+	f := newFixture(t, ds)
+	logger, _ := ktesting.NewTestContext(t)
+	echo := ds.DeepCopy()
+	echo.ResourceVersion = "11"
+	echo.Status.DesiredNumberScheduled = 3
+	f.c.written.wrote("ns/web", "11")
+	f.c.updateDaemonSet(logger, ds, echo)
+	if f.c.queue.Len() != 0 {
+		t.Error("the echo of the own status write was queued")
+	}
+	// Anything else is synced: the same version again (a resync), another
+	// one, or a spec change.
+	f.c.updateDaemonSet(logger, echo, echo)
+	other := echo.DeepCopy()
+	other.ResourceVersion = "12"
+	f.c.updateDaemonSet(logger, echo, other)
+	if got := drain(t, f.c.queue); !reflect.DeepEqual(got, []string{"ns/web"}) {
+		t.Errorf("queued %v", got)
+	}
+	f.c.written.wrote("ns/web", "13")
+	spec := other.DeepCopy()
+	spec.ResourceVersion, spec.Generation = "13", 2
+	f.c.updateDaemonSet(logger, other, spec)
+	if f.c.queue.Len() != 1 {
+		t.Error("a spec change with the written version was not queued")
+	}
+}

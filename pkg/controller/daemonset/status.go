@@ -84,6 +84,7 @@ func (c *Controller) updateStatus(ctx context.Context, s *syncState, observe boo
 		return fmt.Errorf("error storing status for daemon set %s: %w", klog.KObj(ds), err)
 	}
 	c.consistency.WroteAt(types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}, updated.UID, daemonSetResource, updated.ResourceVersion)
+	c.written.wrote(objectKey(ds), updated.ResourceVersion)
 	return c.requeueForAvailability(ds, n)
 }
 
