@@ -56,6 +56,13 @@ const (
 	queueName     = "daemonset"
 	nodeQueueName = "daemonset-node-updates"
 
+	// StatusSpacing is the Spacer period of status writes that only
+	// report progress, and of the syncs that pod changes which can only
+	// move counters cause (upstream syncs and writes each). While a
+	// DaemonSet's pods are created or become ready by the hundred, one
+	// status write a second instead of one per pod.
+	StatusSpacing = time.Second
+
 	// statusUpdateRetries is how often a failed status update is retried,
 	// after a fresh GET, before the key is requeued.
 	statusUpdateRetries = 1
@@ -90,6 +97,10 @@ type Config struct {
 	ConsistencyCheck bool
 	// CompareOps enables the Lt and Gt toleration operators.
 	CompareOps bool
+	// StatusSpacing is the Spacer period of progress-only status writes
+	// and of syncs that can only move counters; 0 does each at once, as
+	// upstream does.
+	StatusSpacing time.Duration
 
 	// PodControl and Recorder replace what Run builds over Client (tests).
 	PodControl podcontrol.Interface
@@ -120,6 +131,9 @@ type Controller struct {
 	consistency *expectations.Consistency
 	placements  *placements
 	written     *writtenStatuses
+	// statusSpacer spaces progress-only status writes and the syncs of
+	// pod changes that can only move counters.
+	statusSpacer *controller.Spacer
 	// failedPods delays deleting failed daemon pods, per DaemonSet
 	// generation and node.
 	failedPods *flowcontrol.Backoff
@@ -153,6 +167,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:          int(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs),
 		ConsistencyCheck: features.Enabled(cc.FeatureGate, staleControllerConsistency),
 		CompareOps:       features.Enabled(cc.FeatureGate, taintTolerationComparisonOperators),
+		StatusSpacing:    StatusSpacing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating DaemonSets controller: %w", err)
@@ -198,6 +213,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		expectations:  expectations.NewUIDTracking(clk),
 		placements:    newPlacements(cfg.CompareOps),
 		written:       newWrittenStatuses(),
+		statusSpacer:  controller.NewSpacer(cfg.StatusSpacing, clk),
 		failedPods:    flowcontrol.NewFakeBackOff(failedPodBackoffInitial, failedPodBackoffMax, clk),
 		workers:       cfg.Workers,
 		burstReplicas: burst,

@@ -132,8 +132,9 @@ func (c *Controller) addPod(logger klog.Logger, obj any) {
 			return
 		}
 		logger.V(4).Info("Pod added", "pod", klog.KObj(pod))
-		c.expectations.CreationObserved(logger, objectKey(ds))
-		c.enqueue(ds)
+		key := objectKey(ds)
+		c.expectations.CreationObserved(logger, key)
+		c.wake(logger, key)
 		return
 	}
 	// No DaemonSet waits for an orphan: not a creation.
@@ -176,7 +177,11 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 			return
 		}
 		logger.V(4).Info("Pod updated", "pod", klog.KObj(curPod))
-		c.enqueue(ds)
+		if refChanged || mayAct(ds, oldPod, curPod) {
+			c.enqueue(ds)
+		} else {
+			c.statusSpacer.Add(c.queue, objectKey(ds))
+		}
 		// A pod that just became ready becomes available minReadySeconds
 		// later; nothing else will wake the DaemonSet then. The second
 		// more guards against clock skew, as upstream.
@@ -196,6 +201,25 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 	}
 }
 
+// mayAct reports whether a change of one of ds's pods may make a sync do
+// more than write status: labels (hash, selector), binding, a terminal
+// phase, or readiness while it matters to a rolling update (the pod is
+// old, or the DaemonSet is rolling) or completes the status.
+func mayAct(ds *apps.DaemonSet, oldPod, curPod *v1.Pod) bool {
+	switch {
+	case !reflect.DeepEqual(oldPod.Labels, curPod.Labels), oldPod.Spec.NodeName != curPod.Spec.NodeName,
+		isTerminal(oldPod) != isTerminal(curPod):
+		return true
+	case podranking.IsReady(oldPod) == podranking.IsReady(curPod):
+		return false
+	}
+	st := ds.Status
+	oldTemplate := curPod.Labels[generationLabel] != ds.Annotations[apps.DeprecatedTemplateGeneration]
+	rolling := st.ObservedGeneration != ds.Generation || st.UpdatedNumberScheduled != st.CurrentNumberScheduled || st.NumberMisscheduled > 0
+	completes := podranking.IsReady(curPod) && st.NumberReady+1 >= st.DesiredNumberScheduled
+	return oldTemplate || rolling || completes
+}
+
 // deletePod counts an expected deletion and wakes the pod's DaemonSet.
 func (c *Controller) deletePod(logger klog.Logger, obj any) {
 	pod, ok := untombstone[*v1.Pod](obj)
@@ -213,8 +237,20 @@ func (c *Controller) deletePod(logger klog.Logger, obj any) {
 		return
 	}
 	logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod))
-	c.expectations.DeletionObserved(logger, objectKey(ds), podKey(pod.Namespace, pod.Name))
-	c.enqueue(ds)
+	key := objectKey(ds)
+	c.expectations.DeletionObserved(logger, key, podKey(pod.Namespace, pod.Name))
+	c.wake(logger, key)
+}
+
+// wake syncs a DaemonSet after one of its pods was observed created or
+// deleted: at once if that was the last one expected (the sync may act),
+// spaced otherwise (the sync can only write status).
+func (c *Controller) wake(logger klog.Logger, key string) {
+	if c.expectations.SatisfiedExpectations(logger, key) {
+		c.queue.Add(key)
+		return
+	}
+	c.statusSpacer.Add(c.queue, key)
 }
 
 // daemonSetsForRevision returns the DaemonSets whose selector matches an

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	apps "k8s.io/api/apps/v1"
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -231,8 +230,10 @@ func (c *Controller) dedupCurrent(ctx context.Context, s *syncState, current []*
 }
 
 // cleanupHistory deletes the oldest of old beyond revisionHistoryLimit
-// that no pod of ds (terminal ones included) still carries the hash of.
-func (c *Controller) cleanupHistory(ctx context.Context, ds *apps.DaemonSet, old []*apps.ControllerRevision, pods []*v1.Pod) error {
+// that no pod of the DaemonSet (terminal ones being deleted included)
+// still carries the hash of.
+func (c *Controller) cleanupHistory(ctx context.Context, s *syncState, old []*apps.ControllerRevision) error {
+	ds := s.ds
 	limit := 10 // the API server's default
 	if ds.Spec.RevisionHistoryLimit != nil {
 		limit = int(*ds.Spec.RevisionHistoryLimit)
@@ -242,9 +243,11 @@ func (c *Controller) cleanupHistory(ctx context.Context, ds *apps.DaemonSet, old
 		return nil
 	}
 	live := map[string]bool{}
-	for _, pod := range pods {
-		if h := pod.Labels[hashLabel]; h != "" {
-			live[h] = true
+	for _, pods := range groupByNode(klog.FromContext(ctx), ds, s.pods, true) {
+		for _, pod := range pods {
+			if h := pod.Labels[hashLabel]; h != "" {
+				live[h] = true
+			}
 		}
 	}
 	old = slices.Clone(old)

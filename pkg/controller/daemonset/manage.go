@@ -34,8 +34,8 @@ const (
 func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err error) {
 	logger := klog.FromContext(ctx)
 	var create, del []string
-	for _, node := range s.nodes {
-		needs, gone := c.nodeActions(logger, s, node)
+	for i, node := range s.nodes {
+		needs, gone := c.nodeActions(logger, s, node, s.fits[i])
 		if needs {
 			create = append(create, node.Name)
 		}
@@ -47,8 +47,7 @@ func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err 
 
 // nodeActions decides, as upstream's podsShouldBeOnNode, whether node
 // needs a daemon pod created and which of its daemon pods to delete.
-func (c *Controller) nodeActions(logger klog.Logger, s *syncState, node *v1.Node) (needsPod bool, del []string) {
-	f := s.place.on(logger, node)
+func (c *Controller) nodeActions(logger klog.Logger, s *syncState, node *v1.Node, f fit) (needsPod bool, del []string) {
 	pods, exists := s.byNode[node.Name]
 	switch {
 	case f.shouldRun && !exists:

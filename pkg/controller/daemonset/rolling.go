@@ -17,6 +17,10 @@ import (
 // syncs (it replaces deleted pods and removes surplus ones). Nodes are
 // considered in name order (upstream's is a map's, random).
 func (c *Controller) rollingUpdate(ctx context.Context, s *syncState) error {
+	if !s.hasOldPods() {
+		// Nothing to replace: both ways below would do nothing.
+		return nil
+	}
 	byNode := maps.Clone(s.byNode)
 	maxSurge, maxUnavailable, desired, err := c.updateBudget(klog.FromContext(ctx), s, byNode)
 	if err != nil {
@@ -38,8 +42,8 @@ func (c *Controller) rollingUpdate(ctx context.Context, s *syncState) error {
 // for each of those that has none. A DaemonSet allowing neither surge nor
 // unavailability gets maxUnavailable 1.
 func (c *Controller) updateBudget(logger klog.Logger, s *syncState, byNode nodePods) (maxSurge, maxUnavailable, desired int, err error) {
-	for _, node := range s.nodes {
-		if !s.place.on(logger, node).shouldRun {
+	for i, node := range s.nodes {
+		if !s.fits[i].shouldRun {
 			continue
 		}
 		desired++
@@ -181,6 +185,18 @@ func (c *Controller) nodeShouldRun(logger klog.Logger, s *syncState, nodeName st
 		return false, fmt.Errorf("couldn't get node for nodeName %q: %v", nodeName, err)
 	}
 	return s.place.on(logger, node).shouldRun, nil
+}
+
+// hasOldPods reports whether a pod not being deleted is of an old template.
+func (s *syncState) hasOldPods() bool {
+	for _, pods := range s.byNode {
+		for _, pod := range pods {
+			if pod.DeletionTimestamp == nil && !s.rev.updated(pod) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // updatedPodsOnNode returns a node's pod of the current template and its

@@ -23,10 +23,10 @@ type counts struct {
 // (desired), of those the ones that have one (current), whose oldest pod
 // is ready, available or of the current template; and the nodes that
 // have a pod they should not run (misscheduled).
-func (c *Controller) calculateCounts(logger klog.Logger, s *syncState) counts {
+func (c *Controller) calculateCounts(s *syncState) counts {
 	var n counts
-	for _, node := range s.nodes {
-		shouldRun := s.place.on(logger, node).shouldRun
+	for i, node := range s.nodes {
+		shouldRun := s.fits[i].shouldRun
 		pods := s.byNode[node.Name]
 		switch {
 		case !shouldRun:
@@ -60,9 +60,8 @@ func (c *Controller) calculateCounts(logger klog.Logger, s *syncState) counts {
 // the DaemonSet after minReadySeconds while ready pods are not all
 // available yet.
 func (c *Controller) updateStatus(ctx context.Context, s *syncState, observe bool) error {
-	logger := klog.FromContext(ctx)
 	ds := s.ds
-	n := c.calculateCounts(logger, s)
+	n := c.calculateCounts(s)
 	want := ds.Status
 	want.DesiredNumberScheduled = n.desired
 	want.CurrentNumberScheduled = n.current
@@ -79,12 +78,22 @@ func (c *Controller) updateStatus(ctx context.Context, s *syncState, observe boo
 	if sameCounters(ds.Status, want) && (ds.Status.ObservedGeneration >= ds.Generation || !observe) {
 		return c.requeueForAvailability(ds, n)
 	}
+	key := objectKey(ds)
+	if d := c.statusSpacer.Delay(key); d > 0 && want.ObservedGeneration == ds.Status.ObservedGeneration && !settled(want) {
+		// Progress only, and written less than a period ago: write it
+		// when the period ends, with whatever else changed by then. The
+		// goal is written at once: nothing follows it to gather.
+		klog.FromContext(ctx).V(4).Info("Delaying status update", "daemonset", klog.KObj(ds), "delay", d)
+		c.queue.AddAfter(key, d)
+		return c.requeueForAvailability(ds, n)
+	}
 	updated, err := c.writeStatus(ctx, ds, want, observe)
 	if err != nil {
 		return fmt.Errorf("error storing status for daemon set %s: %w", klog.KObj(ds), err)
 	}
 	c.consistency.WroteAt(types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}, updated.UID, daemonSetResource, updated.ResourceVersion)
-	c.written.wrote(objectKey(ds), updated.ResourceVersion)
+	c.written.wrote(key, updated.ResourceVersion)
+	c.statusSpacer.Wrote(key)
 	return c.requeueForAvailability(ds, n)
 }
 
@@ -93,6 +102,15 @@ func (c *Controller) requeueForAvailability(ds *apps.DaemonSet, n counts) error 
 		c.enqueueAfter(ds, time.Duration(ds.Spec.MinReadySeconds)*time.Second)
 	}
 	return nil
+}
+
+// settled reports whether a status shows its DaemonSet at its goal: an
+// updated, available pod on every node that should run one, and on no
+// other.
+func settled(st apps.DaemonSetStatus) bool {
+	d := st.DesiredNumberScheduled
+	return st.CurrentNumberScheduled == d && st.UpdatedNumberScheduled == d && st.NumberReady == d &&
+		st.NumberAvailable == d && st.NumberMisscheduled == 0
 }
 
 func sameCounters(a, b apps.DaemonSetStatus) bool {

@@ -28,6 +28,8 @@ type syncState struct {
 	selector labels.Selector
 	nodes    []*v1.Node
 	place    *placement
+	// fits[i] is place's verdict for nodes[i].
+	fits []fit
 	// revisionData is the DaemonSet's current revision data; rev tells
 	// its pods of the current template from old ones (known once the
 	// history is constructed).
@@ -133,6 +135,10 @@ func (c *Controller) newSyncState(ctx context.Context, ds *apps.DaemonSet, key s
 		revisionData: data,
 		now:          c.failedPods.Clock.Now(),
 	}
+	s.fits = make([]fit, len(nodes))
+	for i, node := range nodes {
+		s.fits[i] = s.place.on(klog.FromContext(ctx), node)
+	}
 	if err := c.readPods(ctx, s); err != nil {
 		return nil, err
 	}
@@ -171,12 +177,7 @@ func (c *Controller) update(ctx context.Context, s *syncState, old []*apps.Contr
 			return err
 		}
 	}
-	// Hashes of terminal pods being deleted count as live too.
-	var live []*v1.Pod
-	for _, pods := range groupByNode(klog.FromContext(ctx), s.ds, s.pods, true) {
-		live = append(live, pods...)
-	}
-	if err := c.cleanupHistory(ctx, s.ds, old, live); err != nil {
+	if err := c.cleanupHistory(ctx, s, old); err != nil {
 		return fmt.Errorf("failed to clean up revisions of DaemonSet: %w", err)
 	}
 	return nil
