@@ -49,6 +49,9 @@
 //	                                   upstream, handed to the run's binary by stop then start
 //	settle: {quiet: 3s, timeout: 60s}  until the captured state stops changing
 //	nodes: 2                           kwok Nodes kwok-node-0, -1 exist (one at a time: deterministic CIDRs)
+//	evict: {namespace, name, expect: allowed|refused}        through the eviction API; refused: a
+//	                                   429 with the DisruptionBudget cause. selector instead of
+//	                                   name: the oldest Running pod it selects that is not deleting
 //
 // Every object reference may carry apiVersion; without it the kind is looked
 // up in the server's API groups, core first. Wait conditions (polled, with a

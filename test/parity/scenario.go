@@ -74,6 +74,7 @@ type Step struct {
 	Wait              *WaitStep     `json:"wait,omitempty"`
 	ControllerManager string        `json:"controllerManager,omitempty"`
 	Nodes             *int          `json:"nodes,omitempty"`
+	Evict             *EvictStep    `json:"evict,omitempty"`
 	Settle            *Settle       `json:"settle,omitempty"`
 }
 
@@ -378,6 +379,10 @@ func (st *Step) validate() error {
 			errs = append(errs, errors.New("nodes: want at least 1"))
 		}
 	}
+	if st.Evict != nil {
+		set = append(set, "evict")
+		errs = append(errs, st.Evict.validate())
+	}
 	if len(set) != 1 {
 		errs = append(errs, fmt.Errorf("want exactly one action, got %d (%s)", len(set), strings.Join(set, ", ")))
 	}
@@ -447,6 +452,8 @@ func (st *Step) String() string {
 		return "settle"
 	case st.Nodes != nil:
 		return fmt.Sprintf("ensure %d kwok nodes", *st.Nodes)
+	case st.Evict != nil:
+		return st.Evict.String()
 	}
 	return "?"
 }

@@ -59,6 +59,8 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 		return r.settle(ctx, st.Settle)
 	case st.Nodes != nil:
 		return r.nodes(ctx, *st.Nodes)
+	case st.Evict != nil:
+		return r.evict(ctx, st.Evict)
 	}
 	return errors.New("empty step")
 }
