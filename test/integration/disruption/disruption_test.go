@@ -158,7 +158,7 @@ func TestDisruptedPodsExpire(t *testing.T) {
 		}
 		pdb.Status.DisruptedPods = map[string]metav1.Time{
 			pods[0]: metav1.NewTime(now.Add(-3 * time.Minute)),
-			pods[1]: metav1.NewTime(now.Add(-2*time.Minute + 5*time.Second)),
+			pods[1]: metav1.NewTime(now.Add(-2*time.Minute + 10*time.Second)),
 		}
 		_, err = e.client.PolicyV1().PodDisruptionBudgets(e.ns).UpdateStatus(e.ctx, pdb, metav1.UpdateOptions{})
 		return err
