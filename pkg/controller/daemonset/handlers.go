@@ -83,6 +83,7 @@ func (c *Controller) deleteDaemonSet(logger klog.Logger, obj any) {
 	c.expectations.DeleteExpectations(logger, key)
 	c.placements.forget(ds.UID)
 	c.written.forget(key)
+	c.statusSpacer.Forget(key)
 	c.queue.Add(key)
 }
 
