@@ -24,9 +24,11 @@
 //  5. rolls pods to the update revision (rolling.go): RollingUpdate with
 //     partition and maxUnavailable (MaxUnavailableStatefulSet), OnDelete,
 //     or Recreate (StatefulSetRecreateStrategy);
-//  6. writes status if it changed (status.go), prunes revisions beyond
-//     revisionHistoryLimit that no pod uses, and requeues itself for the
-//     moment a ready pod becomes available after minReadySeconds.
+//  6. writes status if it changed (status.go), unless the write is held
+//     back (spacing.go: while its own creations are not in the cache yet,
+//     and progress-only writes spaced by StatusSpacing), prunes revisions
+//     beyond revisionHistoryLimit that no pod uses, and requeues itself for
+//     the moment a ready pod becomes available after minReadySeconds.
 //
 // Claims carry the owner references persistentVolumeClaimRetentionPolicy
 // asks for (retention.go), so that the garbage collector deletes them when
