@@ -107,29 +107,34 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the discovery client: %w", err)
 	}
-	gate := func(f featuregate.Feature) bool { return features.Enabled(cc.FeatureGate, f) }
 	cfg := cc.Config.ResourceQuotaController
 	return newController(ctx, Config{
-		Name:             name,
-		Client:           client,
-		Discovery:        disco,
-		Informers:        cc.InformerFactory,
-		Metadata:         cc.MetadataInformerFactory,
-		Typed:            cc.StartedTypedInformer,
-		InformersStarted: cc.InformersStarted,
-		Clock:            cc.Clock,
-		Features: evaluator.Features{
-			PodLevelResources:                   gate(podLevelResources),
-			PodLevelResourcesFixKubeletQOSClass: gate(podLevelResourcesFixKubeletQOSClass),
-			InPlacePodVerticalScaling:           gate(inPlacePodVerticalScaling),
-			VolumeAttributesClass:               gate(features.VolumeAttributesClass),
-			RecoverVolumeExpansionFailure:       gate(recoverVolumeExpansionFailure),
-			DRAExtendedResource:                 gate(draExtendedResource),
-		},
-		DynamicResourceAllocation: gate(features.DynamicResourceAllocation),
+		Name:                      name,
+		Client:                    client,
+		Discovery:                 disco,
+		Informers:                 cc.InformerFactory,
+		Metadata:                  cc.MetadataInformerFactory,
+		Typed:                     cc.StartedTypedInformer,
+		InformersStarted:          cc.InformersStarted,
+		Clock:                     cc.Clock,
+		Features:                  evaluatorFeatures(cc.FeatureGate),
+		DynamicResourceAllocation: features.Enabled(cc.FeatureGate, features.DynamicResourceAllocation),
 		Workers:                   int(cfg.ConcurrentResourceQuotaSyncs),
 		ResyncPeriod:              cfg.ResourceQuotaSyncPeriod.Duration,
 	})
+}
+
+// evaluatorFeatures reads the gates upstream's evaluators consult.
+func evaluatorFeatures(fg featuregate.FeatureGate) evaluator.Features {
+	gate := func(f featuregate.Feature) bool { return features.Enabled(fg, f) }
+	return evaluator.Features{
+		PodLevelResources:                   gate(podLevelResources),
+		PodLevelResourcesFixKubeletQOSClass: gate(podLevelResourcesFixKubeletQOSClass),
+		InPlacePodVerticalScaling:           gate(inPlacePodVerticalScaling),
+		VolumeAttributesClass:               gate(features.VolumeAttributesClass),
+		RecoverVolumeExpansionFailure:       gate(recoverVolumeExpansionFailure),
+		DRAExtendedResource:                 gate(draExtendedResource),
+	}
 }
 
 // newController registers the informers and handlers; it does no API I/O.

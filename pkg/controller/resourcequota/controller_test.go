@@ -10,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	quota "k8s.io/apiserver/pkg/quota/v1"
+
+	"github.com/kcm-dev/kcm/pkg/controller/resourcequota/evaluator"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 // Run writes a new quota's status and replenishes it when a pod goes, and
@@ -46,5 +49,17 @@ func TestRun(t *testing.T) {
 	waitUsed(rl("pods", "1", "count/secrets", "0"))
 	if err := f.c.ReadinessCheck(nil); err != nil {
 		t.Errorf("ReadinessCheck = %v", err)
+	}
+}
+
+// Every gate the evaluators consult is on in v1.37 by default.
+func TestEvaluatorFeatureDefaults(t *testing.T) {
+	want := evaluator.Features{PodLevelResources: true, PodLevelResourcesFixKubeletQOSClass: true,
+		InPlacePodVerticalScaling: true, VolumeAttributesClass: true, RecoverVolumeExpansionFailure: true, DRAExtendedResource: true}
+	if got := evaluatorFeatures(nil); got != want {
+		t.Errorf("evaluatorFeatures(nil) = %+v, want %+v", got, want)
+	}
+	if !features.Enabled(nil, features.DynamicResourceAllocation) {
+		t.Error("DynamicResourceAllocation is off by default")
 	}
 }
