@@ -101,7 +101,8 @@ func ownerPrefix(o *unstructured.Unstructured) string {
 // fromEvents adds names that only Events mention: involved objects not in
 // the capture whose names look generated, and, in messages, a known prefix
 // or the involved object's name followed by "-" and a random suffix
-// ("Created pod: web-7d9f8c6b5-xk2p9"). Such a name is ordered by the first
+// ("Created pod: web-7d9f8c6b5-xk2p9"), or by "-<index>-" and one (an
+// Indexed Job's pods). Such a name is ordered by the first
 // Event mentioning it, then by what the Events mentioning it say with every
 // generated name blanked.
 func (g *genNames) fromEvents(events []*unstructured.Unstructured, captured map[string]bool) {
@@ -138,6 +139,14 @@ func (g *genNames) fromEvents(events []*unstructured.Unstructured, captured map[
 					mentions[n] = append(mentions[n], m)
 				}
 			}
+		}
+		// An Indexed Job's pods: "<job>-<index>-" and a random suffix.
+		indexed := regexp.MustCompile(regexp.QuoteMeta(name) + `-[0-9]+-` + suffix)
+		for _, n := range indexed.FindAllString(msg, -1) {
+			if _, known := g.byName[n]; !known {
+				found[n] = n[:len(n)-randomSuffixLen]
+			}
+			mentions[n] = append(mentions[n], m)
 		}
 	}
 	blank := map[string]string{}

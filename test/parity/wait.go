@@ -135,7 +135,7 @@ func (r *stepRunner) check(ctx context.Context, w *WaitStep, c *condition) (ok b
 		return false, "", err
 	}
 	if c.kind == forCount {
-		l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
+		l, err := ri.List(ctx, metav1.ListOptions{LabelSelector: w.Selector, FieldSelector: w.FieldSelector})
 		if err != nil {
 			return false, "", err
 		}
