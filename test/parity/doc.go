@@ -23,7 +23,9 @@
 // requires (canonical controller names or aliases), nodes (kwok Nodes
 // kwok-node-0… created before anything else; nothing waits for them),
 // controllerManagerArgs (appended to kubeadm's command line for both
-// binaries), dualStack (IPv4 and IPv6 Service and pod ranges), objects
+// binaries), dualStack (IPv4 and IPv6 Service and pod ranges), metricsAPI
+// (the test metrics API, test/metricsapi, runs beside the cluster, registered
+// by APIService; metrics steps set its values), objects
 // (applied in order before the steps), steps, settle (before the capture;
 // default quiet 3s, timeout 60s), capture, ignore, and timeout (the whole run
 // on one binary; default 5m).
@@ -35,7 +37,6 @@
 //	                                   user (impersonated): a CSR's requester is then theirs
 //	patch: {kind, namespace, name, type: merge|strategic|json, patch: …, subresource: status}
 //	                                   selector instead of name: every object it selects
-//	                                   fieldSelector too (or instead): "status.phase=Pending"
 //	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
 //	                                   the patch is the live object's uid, for ownerReferences
 //	                                   "{{now}}", "{{now +20s}}" in apply and patch: that moment
@@ -44,12 +45,15 @@
 //	setImage: {kind, namespace, name, container: app, image: nginx:2}
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}
 //	                                   selector instead of name: every object it selects
-//	wait: {kind, namespace, name, selector, fieldSelector, for: …, timeout: 60s}
+//	wait: {kind, namespace, name, selector, for: …, timeout: 60s}
 //	controllerManager: stop|kill|start|restart              start/restart wait for the Lease
 //	controllerManager: start-upstream  upstream's binary, whichever the run's: objects made under
 //	                                   upstream, handed to the run's binary by stop then start
 //	settle: {quiet: 3s, timeout: 60s}  until the captured state stops changing
 //	nodes: 2                           kwok Nodes kwok-node-0, -1 exist (one at a time: deterministic CIDRs)
+//	metrics: {usage: [{namespace, selector, container, resources: {cpu: 200m}}],
+//	          custom: [{namespace, resource: pods, selector, metric, value}], external: […]}
+//	                                   values the metrics API serves from now on (metricsapi.Values)
 //	evict: {namespace, name, expect: allowed|refused}        through the eviction API; refused: a
 //	                                   429 with the DisruptionBudget cause. selector instead of
 //	                                   name: the oldest Running pod it selects that is not deleting

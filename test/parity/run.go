@@ -190,6 +190,14 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 	if err != nil {
 		return "", err
 	}
+	if b.s.MetricsAPI {
+		srv, err := startMetricsAPI(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		sess.steps.metrics = srv
+	}
 	var notes []string
 	if err := sess.runSteps(ctx); err != nil {
 		if b.strict {

@@ -33,6 +33,7 @@ type Scenario struct {
 	Nodes                 int           `json:"nodes,omitempty"`
 	ControllerManagerArgs []string      `json:"controllerManagerArgs,omitempty"`
 	DualStack             bool          `json:"dualStack,omitempty"`
+	MetricsAPI            bool          `json:"metricsAPI,omitempty"`
 	Objects               Objects       `json:"objects,omitempty"`
 	Steps                 []Step        `json:"steps,omitempty"`
 	Settle                *Settle       `json:"settle,omitempty"`
@@ -76,18 +77,18 @@ type Step struct {
 	Nodes             *int          `json:"nodes,omitempty"`
 	Evict             *EvictStep    `json:"evict,omitempty"`
 	Settle            *Settle       `json:"settle,omitempty"`
+	Metrics           *MetricsStep  `json:"metrics,omitempty"`
 }
 
 // PatchStep patches an object (type merge by default), or with Selector
-// and/or FieldSelector instead of a name every object of the kind in the
-// namespace they select (at least one).
+// instead of a name every object of the kind in the namespace it selects
+// (at least one).
 type PatchStep struct {
-	Ref           `json:",inline"`
-	Selector      string `json:"selector,omitempty"`
-	FieldSelector string `json:"fieldSelector,omitempty"`
-	Type          string `json:"type,omitempty"`
-	Patch         any    `json:"patch"`
-	Subresource   string `json:"subresource,omitempty"`
+	Ref         `json:",inline"`
+	Selector    string `json:"selector,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Patch       any    `json:"patch"`
+	Subresource string `json:"subresource,omitempty"`
 }
 
 // ScaleStep sets replicas through the scale subresource, as kubectl scale.
@@ -116,11 +117,9 @@ type DeleteStep struct {
 // WaitStep polls until a condition holds, or fails after Timeout.
 type WaitStep struct {
 	Ref      `json:",inline"`
-	Selector string `json:"selector,omitempty"`
-	// FieldSelector narrows count=N further ("status.phase=Pending").
-	FieldSelector string   `json:"fieldSelector,omitempty"`
-	For           string   `json:"for,omitempty"`
-	Timeout       Duration `json:"timeout,omitempty"`
+	Selector string   `json:"selector,omitempty"`
+	For      string   `json:"for,omitempty"`
+	Timeout  Duration `json:"timeout,omitempty"`
 }
 
 // Settle waits until the normalised capture has not changed for Quiet, at
@@ -289,6 +288,7 @@ func (s *Scenario) validate() error {
 			errs = append(errs, fmt.Errorf("ignore: %w", err))
 		}
 	}
+	errs = append(errs, s.validateMetricsAPI())
 	if s.Nodes < 0 {
 		errs = append(errs, errors.New("nodes: must not be negative"))
 	}
@@ -335,7 +335,7 @@ func (st *Step) validate() error {
 	errs = append(errs, st.validateCreate()...)
 	if st.Patch != nil {
 		set = append(set, "patch")
-		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector+st.Patch.FieldSelector))
+		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector))
 		if !slices.Contains([]string{"", "merge", "strategic", "json"}, st.Patch.Type) {
 			errs = append(errs, fmt.Errorf("patch: type %q: want merge, strategic or json", st.Patch.Type))
 		}
@@ -385,6 +385,9 @@ func (st *Step) validate() error {
 	if st.Evict != nil {
 		set = append(set, "evict")
 		errs = append(errs, st.Evict.validate())
+	}
+	if st.Metrics != nil {
+		set = append(set, "metrics")
 	}
 	if len(set) != 1 {
 		errs = append(errs, fmt.Errorf("want exactly one action, got %d (%s)", len(set), strings.Join(set, ", ")))
@@ -436,7 +439,7 @@ func (st *Step) String() string {
 		}
 		return "create " + strings.Join(names, ", ")
 	case st.Patch != nil:
-		return "patch " + withSelector(st.Patch.Ref, strings.TrimSpace(st.Patch.Selector+" "+st.Patch.FieldSelector))
+		return "patch " + withSelector(st.Patch.Ref, st.Patch.Selector)
 	case st.Scale != nil:
 		return fmt.Sprintf("scale %s to %d", st.Scale.Ref, st.Scale.Replicas)
 	case st.SetImage != nil:
@@ -457,6 +460,8 @@ func (st *Step) String() string {
 		return fmt.Sprintf("ensure %d kwok nodes", *st.Nodes)
 	case st.Evict != nil:
 		return st.Evict.String()
+	case st.Metrics != nil:
+		return "set metrics"
 	}
 	return "?"
 }

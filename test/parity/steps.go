@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kcm-dev/kcm/test/cluster"
+	"github.com/kcm-dev/kcm/test/metricsapi"
 )
 
 // fieldManager is the manager name of every write the harness makes.
@@ -33,6 +33,8 @@ type stepRunner struct {
 	// upstream is upstream's controller manager binary, for
 	// "controllerManager: start-upstream".
 	upstream string
+	// metrics is the test metrics API of a scenario with metricsAPI.
+	metrics *metricsapi.Server
 }
 
 func refKey(r Ref) string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
@@ -62,6 +64,8 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 		return r.nodes(ctx, *st.Nodes)
 	case st.Evict != nil:
 		return r.evict(ctx, st.Evict)
+	case st.Metrics != nil:
+		return r.setMetrics(st.Metrics)
 	}
 	return errors.New("empty step")
 }
@@ -108,7 +112,7 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	if p.Subresource != "" {
 		sub = append(sub, p.Subresource)
 	}
-	names, err := selected(ctx, ri, p.Name, p.Selector, p.FieldSelector)
+	names, err := selected(ctx, ri, p.Name, p.Selector)
 	if err != nil {
 		return fmt.Errorf("patch %s: %w", p.Ref, err)
 	}
@@ -120,18 +124,18 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	return nil
 }
 
-// selected returns name, or the names of the objects the label and field
-// selectors select (an error if none).
-func selected(ctx context.Context, ri dynamic.ResourceInterface, name, selector, fieldSelector string) ([]string, error) {
-	if selector == "" && fieldSelector == "" {
+// selected returns name, or the names of the objects selector selects
+// (an error if none).
+func selected(ctx context.Context, ri dynamic.ResourceInterface, name, selector string) ([]string, error) {
+	if selector == "" {
 		return []string{name}, nil
 	}
-	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector, FieldSelector: fieldSelector})
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
 	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("nothing matches %q", strings.TrimSpace(selector+" "+fieldSelector))
+		return nil, fmt.Errorf("nothing matches %q", selector)
 	}
 	names := make([]string, len(list.Items))
 	for i := range list.Items {
@@ -219,7 +223,7 @@ func (r *stepRunner) delete(ctx context.Context, d *DeleteStep) error {
 	if err != nil {
 		return err
 	}
-	names, err := selected(ctx, ri, d.Name, d.Selector, "")
+	names, err := selected(ctx, ri, d.Name, d.Selector)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", d.Ref, err)
 	}
