@@ -182,3 +182,46 @@ func TestMinReadySeconds(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+func TestRecreateStrategy(t *testing.T) {
+	recreate := func(s *apps.StatefulSet) {
+		s.Spec.UpdateStrategy = apps.StatefulSetUpdateStrategy{Type: apps.RecreateStatefulSetStrategyType}
+	}
+	t.Run("gate off", func(t *testing.T) {
+		f := newFixture(t, defaultGates, newSet(2, recreate))
+		if err := f.sync(); err == nil {
+			t.Fatal("no error with the gate off")
+		}
+		events := strings.Join(f.takeEvents(), "\n")
+		if !strings.Contains(events, "Warning UnknownStrategy statefulset ns/web uses Recreate strategy but feature gate StatefulSetRecreateStrategy is disabled") {
+			t.Errorf("events:\n%s", events)
+		}
+		if f.podNames() != "" || f.set().Status.ObservedGeneration != 0 {
+			t.Error("pods or status written with the gate off")
+		}
+	})
+	t.Run("gate on", func(t *testing.T) {
+		gates := defaultGates
+		gates.Recreate = true
+		f := newFixture(t, gates, newSet(3, recreate))
+		f.converge()
+		f.updateSet(newImage("nginx:2"))
+		f.mustSync()
+		if got := f.deletedPods(); !slices.Equal(got, []string{"web-0", "web-1", "web-2"}) {
+			t.Fatalf("deleted %v, want every old pod at once", got)
+		}
+		cond := condition(&f.set().Status, apps.StatefulSetProgressing)
+		if cond == nil || cond.Reason != recreateInProgressReason || cond.Status != v1.ConditionTrue {
+			t.Errorf("Progressing %+v", cond)
+		}
+		f.converge()
+		newRev := f.revisions()[1].Name
+		if got := f.podRevisions(); !slices.Equal(got, []string{newRev, newRev, newRev}) {
+			t.Fatalf("pods at %v", got)
+		}
+		cond = condition(&f.set().Status, apps.StatefulSetProgressing)
+		if cond == nil || cond.Reason != recreateCompletedReason || cond.Status != v1.ConditionFalse {
+			t.Errorf("Progressing after the update %+v", cond)
+		}
+	})
+}
