@@ -12,6 +12,9 @@
 //   - nodes: "nodes" creates new kwok nodes and waits until every one has
 //     lost the node.kubernetes.io/not-ready taint and, when the controller
 //     manager runs with --allocate-node-cidrs, has spec.podCIDR.
+//   - statefulsets (statefulsets.go): the deployments setup, then "create"
+//     (Parallel StatefulSets, all pods available), "scale", "roll" (new
+//     image, every update complete) and "delete".
 //
 // For every phase it records wall time, the controller manager's CPU
 // seconds (utime+stime of /proc/<pid>/stat), its peak and final RSS (VmRSS of
