@@ -23,6 +23,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler"
 	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
@@ -79,7 +80,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.EndpointSliceMirroring, endpointslicemirroring.New)
 	add(names.EphemeralVolume, nil)
 	add(names.GarbageCollector, garbagecollector.New)
-	add(names.HorizontalPodAutoscaler, nil)
+	add(names.HorizontalPodAutoscaler, podautoscaler.New)
 	add(names.Job, job.New)
 	add(names.KubeAPIServerClusterTrustBundle, clustertrustbundlepublisher.New, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
