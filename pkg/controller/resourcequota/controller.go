@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -237,15 +238,21 @@ func (c *Controller) resyncAll(ctx context.Context) {
 }
 
 // ReadinessCheck fails, naming them, while some resources' informers have
-// not synced: their usage is not measured until they do.
+// not synced (their usage is not measured until they do), or while
+// discovery has found nothing to follow.
 func (c *Controller) ReadinessCheck(*http.Request) error {
-	if u := c.unsynced(); len(u) > 0 {
+	u := c.monitors.Unsynced()
+	if len(u) != 1 || u[0] != "no monitors" {
+		u = c.unsynced()
+	}
+	if len(u) > 0 {
 		return fmt.Errorf("resource quota monitors not synced: %s", strings.Join(u, ", "))
 	}
 	return nil
 }
 
-// unsynced lists the monitors and extra informers that have not synced.
+// unsynced lists, sorted, the monitors and extra informers that have not
+// synced.
 func (c *Controller) unsynced() []string {
 	out := c.monitors.Unsynced()
 	if len(out) == 1 && out[0] == "no monitors" {
@@ -256,6 +263,7 @@ func (c *Controller) unsynced() []string {
 			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

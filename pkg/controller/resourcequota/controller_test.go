@@ -2,6 +2,7 @@ package resourcequota
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,5 +62,17 @@ func TestEvaluatorFeatureDefaults(t *testing.T) {
 	}
 	if !features.Enabled(nil, features.DynamicResourceAllocation) {
 		t.Error("DynamicResourceAllocation is off by default")
+	}
+}
+
+// Before discovery found anything to follow, the controller is not ready.
+func TestReadinessWithoutMonitors(t *testing.T) {
+	f := newFixture(t)
+	if err := f.c.ReadinessCheck(nil); err != nil {
+		t.Fatalf("ReadinessCheck with synced monitors = %v", err)
+	}
+	f.c.monitors.Stop()
+	if err := f.c.ReadinessCheck(nil); err == nil || !strings.Contains(err.Error(), "no monitors") {
+		t.Errorf("ReadinessCheck without monitors = %v", err)
 	}
 }
