@@ -36,6 +36,8 @@ type generated struct {
 // creation order.
 type genNames struct {
 	byName map[string]*generated
+	// scheduled are the names of CronJobs' Jobs (cronjobs.go).
+	scheduled *scheduledNames
 }
 
 func newGenNames() *genNames { return &genNames{byName: map[string]*generated{}} }
@@ -54,6 +56,8 @@ func (g *genNames) add(name, prefix, created, tie string) {
 // suffix counts as generated too: an update that sends no generateName
 // clears it (the endpointslice-mirroring-controller's updates do).
 func (g *genNames) fromObjects(objs []*unstructured.Unstructured) {
+	g.scheduled = newScheduledNames(objs)
+	g.scheduled.scanObjects(objs, nil)
 	var gen []*unstructured.Unstructured
 	prefixOf := map[*unstructured.Unstructured]string{}
 	for _, o := range objs {
@@ -106,6 +110,9 @@ func ownerPrefix(o *unstructured.Unstructured) string {
 // Event mentioning it, then by what the Events mentioning it say with every
 // generated name blanked.
 func (g *genNames) fromEvents(events []*unstructured.Unstructured, captured map[string]bool) {
+	if g.scheduled != nil {
+		g.scheduled.scanObjects(nil, events)
+	}
 	prefixes := map[string]bool{}
 	for _, n := range g.byName {
 		prefixes[n.prefix] = true
@@ -174,7 +181,8 @@ func (g *genNames) fromEvents(events []*unstructured.Unstructured, captured map[
 
 // placeholders returns generated name → normalised name: the prefix
 // (itself normalised, for names generated from generated names) followed by
-// <N>, N counting from 1 per prefix in creation order.
+// <N>, N counting from 1 per prefix in creation order; and the names of
+// CronJobs' Jobs (cronjobs.go).
 func (g *genNames) placeholders() map[string]string {
 	byPrefix := map[string][]*generated{}
 	for _, n := range g.byName {
@@ -208,6 +216,11 @@ func (g *genNames) placeholders() map[string]string {
 		return all[i].name < all[j].name
 	})
 	out := map[string]string{}
+	if g.scheduled != nil {
+		for k, v := range g.scheduled.found {
+			out[k] = v
+		}
+	}
 	for _, n := range all {
 		prefix := newRewriter(out).lit.Replace(n.prefix)
 		out[n.name] = prefix + "<" + strconv.Itoa(number[n.name]) + ">"
