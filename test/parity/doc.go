@@ -37,6 +37,7 @@
 //	                                   user (impersonated): a CSR's requester is then theirs
 //	patch: {kind, namespace, name, type: merge|strategic|json, patch: …, subresource: status}
 //	                                   selector instead of name: every object it selects
+//	                                   fieldSelector too (or instead): "status.phase=Pending"
 //	                                   "{{uid Kind namespace/name}}" (or "{{uid Kind name}}") in
 //	                                   the patch is the live object's uid, for ownerReferences
 //	                                   "{{now}}", "{{now +20s}}" in apply and patch: that moment
@@ -45,7 +46,7 @@
 //	setImage: {kind, namespace, name, container: app, image: nginx:2}
 //	delete: {kind, namespace, name, propagation: Background|Foreground|Orphan}
 //	                                   selector instead of name: every object it selects
-//	wait: {kind, namespace, name, selector, for: …, timeout: 60s}
+//	wait: {kind, namespace, name, selector, fieldSelector, for: …, timeout: 60s}
 //	controllerManager: stop|kill|start|restart              start/restart wait for the Lease
 //	controllerManager: start-upstream  upstream's binary, whichever the run's: objects made under
 //	                                   upstream, handed to the run's binary by stop then start

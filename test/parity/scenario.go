@@ -81,14 +81,15 @@ type Step struct {
 }
 
 // PatchStep patches an object (type merge by default), or with Selector
-// instead of a name every object of the kind in the namespace it selects
-// (at least one).
+// and/or FieldSelector instead of a name every object of the kind in the
+// namespace they select (at least one).
 type PatchStep struct {
-	Ref         `json:",inline"`
-	Selector    string `json:"selector,omitempty"`
-	Type        string `json:"type,omitempty"`
-	Patch       any    `json:"patch"`
-	Subresource string `json:"subresource,omitempty"`
+	Ref           `json:",inline"`
+	Selector      string `json:"selector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
+	Type          string `json:"type,omitempty"`
+	Patch         any    `json:"patch"`
+	Subresource   string `json:"subresource,omitempty"`
 }
 
 // ScaleStep sets replicas through the scale subresource, as kubectl scale.
@@ -117,9 +118,11 @@ type DeleteStep struct {
 // WaitStep polls until a condition holds, or fails after Timeout.
 type WaitStep struct {
 	Ref      `json:",inline"`
-	Selector string   `json:"selector,omitempty"`
-	For      string   `json:"for,omitempty"`
-	Timeout  Duration `json:"timeout,omitempty"`
+	Selector string `json:"selector,omitempty"`
+	// FieldSelector narrows count=N further ("status.phase=Pending").
+	FieldSelector string   `json:"fieldSelector,omitempty"`
+	For           string   `json:"for,omitempty"`
+	Timeout       Duration `json:"timeout,omitempty"`
 }
 
 // Settle waits until the normalised capture has not changed for Quiet, at
@@ -335,7 +338,7 @@ func (st *Step) validate() error {
 	errs = append(errs, st.validateCreate()...)
 	if st.Patch != nil {
 		set = append(set, "patch")
-		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector))
+		errs = append(errs, needNameOrSelector(st.Patch.Ref, st.Patch.Selector+st.Patch.FieldSelector))
 		if !slices.Contains([]string{"", "merge", "strategic", "json"}, st.Patch.Type) {
 			errs = append(errs, fmt.Errorf("patch: type %q: want merge, strategic or json", st.Patch.Type))
 		}
@@ -439,7 +442,7 @@ func (st *Step) String() string {
 		}
 		return "create " + strings.Join(names, ", ")
 	case st.Patch != nil:
-		return "patch " + withSelector(st.Patch.Ref, st.Patch.Selector)
+		return "patch " + withSelector(st.Patch.Ref, strings.TrimSpace(st.Patch.Selector+" "+st.Patch.FieldSelector))
 	case st.Scale != nil:
 		return fmt.Sprintf("scale %s to %d", st.Scale.Ref, st.Scale.Replicas)
 	case st.SetImage != nil:

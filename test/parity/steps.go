@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +113,7 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	if p.Subresource != "" {
 		sub = append(sub, p.Subresource)
 	}
-	names, err := selected(ctx, ri, p.Name, p.Selector)
+	names, err := selected(ctx, ri, p.Name, p.Selector, p.FieldSelector)
 	if err != nil {
 		return fmt.Errorf("patch %s: %w", p.Ref, err)
 	}
@@ -124,18 +125,18 @@ func (r *stepRunner) patch(ctx context.Context, p *PatchStep) error {
 	return nil
 }
 
-// selected returns name, or the names of the objects selector selects
-// (an error if none).
-func selected(ctx context.Context, ri dynamic.ResourceInterface, name, selector string) ([]string, error) {
-	if selector == "" {
+// selected returns name, or the names of the objects the label and field
+// selectors select (an error if none).
+func selected(ctx context.Context, ri dynamic.ResourceInterface, name, selector, fieldSelector string) ([]string, error) {
+	if selector == "" && fieldSelector == "" {
 		return []string{name}, nil
 	}
-	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector, FieldSelector: fieldSelector})
 	if err != nil {
 		return nil, err
 	}
 	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("nothing matches %q", selector)
+		return nil, fmt.Errorf("nothing matches %q", strings.TrimSpace(selector+" "+fieldSelector))
 	}
 	names := make([]string, len(list.Items))
 	for i := range list.Items {
@@ -223,7 +224,7 @@ func (r *stepRunner) delete(ctx context.Context, d *DeleteStep) error {
 	if err != nil {
 		return err
 	}
-	names, err := selected(ctx, ri, d.Name, d.Selector)
+	names, err := selected(ctx, ri, d.Name, d.Selector, "")
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", d.Ref, err)
 	}
