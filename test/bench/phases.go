@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -73,6 +74,19 @@ type Params struct {
 	DaemonSets        int `json:"daemonSets,omitempty"`
 	DaemonSetNodes    int `json:"daemonSetNodes,omitempty"`
 	DaemonSetNewNodes int `json:"daemonSetNewNodes,omitempty"`
+	// Services, ServiceReplicas: the endpoints create phase (a Deployment
+	// per Service); ServiceScaleTo: its scale phase (0: 100, 30, 60).
+	Services        int `json:"services,omitempty"`
+	ServiceReplicas int `json:"serviceReplicas,omitempty"`
+	ServiceScaleTo  int `json:"serviceScaleTo,omitempty"`
+	// JobNodes, JobCompletions, JobParallelism: the jobs scenario's nodes
+	// and its Indexed Job; SmallJobs, SmallJobCompletions: its small Jobs
+	// (0: 10, 1000, 100, 200, 5).
+	JobNodes            int `json:"jobNodes,omitempty"`
+	JobCompletions      int `json:"jobCompletions,omitempty"`
+	JobParallelism      int `json:"jobParallelism,omitempty"`
+	SmallJobs           int `json:"smallJobs,omitempty"`
+	SmallJobCompletions int `json:"smallJobCompletions,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).
@@ -161,7 +175,9 @@ func Scenarios() []Scenario {
 			},
 		},
 		statefulSetsScenario(),
+		endpointsScenario(),
 		daemonSetsScenario(),
+		jobsScenario(),
 	}
 }
 
@@ -236,6 +252,9 @@ type Env struct {
 	StatefulSets appslisters.StatefulSetLister
 	Pods         corelisters.PodLister
 	Nodes        corelisters.NodeLister
+	// EndpointSlices and Endpoints are the bench namespace's.
+	EndpointSlices discoverylisters.EndpointSliceLister
+	Endpoints      corelisters.EndpointsLister
 
 	mu sync.Mutex
 	// figures are the running phase's own figures (Figure).

@@ -484,6 +484,9 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 		StatefulSets: nsFactory.Apps().V1().StatefulSets().Lister(),
 		Pods:         nsFactory.Core().V1().Pods().Lister(),
 		Nodes:        nodeFactory.Core().V1().Nodes().Lister(),
+
+		EndpointSlices: nsFactory.Discovery().V1().EndpointSlices().Lister(),
+		Endpoints:      nsFactory.Core().V1().Endpoints().Lister(),
 	}
 	ictx, cancel := context.WithCancel(ctx)
 	nsFactory.Start(ictx.Done())

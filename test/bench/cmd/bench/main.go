@@ -49,7 +49,7 @@ func run() (int, error) {
 	var (
 		out          = flag.String("out", filepath.Join(root, "_output", "bench"), "output directory: results.json, results.md, runs/<qps>/<binary>/<phase set>/ (logs, audit.log, samples.json)")
 		binDir       = flag.String("bin-dir", "", "directory of the binaries (default $"+cluster.BinDirEnv+", else _output/bin)")
-		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete)")
+		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete), endpoints (create, roll, scale, delete), jobs (indexed, small)")
 		binaries     = flag.String("binaries", bench.Upstream+","+bench.Ours, "controller managers to measure, in order: upstream, ours")
 		qpsSettings  = flag.String("qps-settings", "default,500", "comma-separated --kube-api-qps/--kube-api-burst settings: default (no flags), N (QPS=burst=N) or N/BURST")
 		nodes        = flag.Int("nodes", 50, "kwok nodes for the deployments phases")
@@ -63,6 +63,14 @@ func run() (int, error) {
 		daemonSets   = flag.Int("daemonsets", 20, "DaemonSets the daemonsets phases create (each on every node)")
 		dsNodes      = flag.Int("daemonset-nodes", 500, "kwok nodes for the daemonsets phases")
 		dsNewNodes   = flag.Int("daemonset-new-nodes", 100, "nodes the daemonsets add-nodes phase creates")
+		services     = flag.Int("services", 100, "Services the endpoints phases create, each over a Deployment")
+		svcReplicas  = flag.Int("service-replicas", 30, "replicas per Service's Deployment at creation")
+		svcScaleTo   = flag.Int("service-scale-to", 60, "replicas per Service's Deployment after the scale phase")
+		jobNodes     = flag.Int("job-nodes", 10, "kwok nodes for the jobs phases")
+		jobCompl     = flag.Int("job-completions", 1000, "completions of the jobs phases' Indexed Job")
+		jobPar       = flag.Int("job-parallelism", 100, "parallelism of the jobs phases' Indexed Job")
+		smallJobs    = flag.Int("small-jobs", 200, "small Jobs the jobs small phase creates")
+		smallCompl   = flag.Int("small-job-completions", 5, "completions (and parallelism) of each small Job")
 		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
 		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
 		workers      = flag.Int("workers", 16, "load generator worker pool size")
@@ -97,6 +105,8 @@ func run() (int, error) {
 			NewNodes: *newNodes, Idle: *idle, PhaseTimeout: *phaseTimeout, Workers: *workers,
 			StatefulSets: *sets, StatefulSetReplicas: *setReplicas, StatefulSetScaleTo: *setScaleTo,
 			DaemonSets: *daemonSets, DaemonSetNodes: *dsNodes, DaemonSetNewNodes: *dsNewNodes,
+			Services: *services, ServiceReplicas: *svcReplicas, ServiceScaleTo: *svcScaleTo,
+			JobNodes: *jobNodes, JobCompletions: *jobCompl, JobParallelism: *jobPar, SmallJobs: *smallJobs, SmallJobCompletions: *smallCompl,
 		},
 		ExtraArgs:    kcmArgs,
 		StartTimeout: *startTimeout,
