@@ -94,10 +94,11 @@ func (s *Server) customMetrics(r *http.Request, path []string) (any, error) {
 	if len(path) == 0 {
 		return discovery(customGV), nil
 	}
-	notFound := apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group}, r.URL.Path)
 	if len(path) != 4 && len(path) != 5 || path[0] != "namespaces" {
-		return nil, notFound
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group}, r.URL.Path)
 	}
+	// Not found: the metric, of the resource asked for.
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group, Resource: path[2]}, path[len(path)-1])
 	ns := path[1]
 	list := &metrics.MetricValueList{TypeMeta: metav1.TypeMeta{Kind: "MetricValueList", APIVersion: customGV.String()}, Items: []metrics.MetricValue{}}
 	now := metav1.NewTime(time.Now())

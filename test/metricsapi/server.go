@@ -51,9 +51,10 @@ type Server struct {
 	server *http.Server
 	done   chan struct{}
 
-	mu       sync.Mutex
-	values   Values
-	requests []Request
+	mu          sync.Mutex
+	values      Values
+	unavailable bool
+	requests    []Request
 }
 
 // Start listens on 127.0.0.1 (a free port) and serves until ctx is done or
@@ -116,13 +117,16 @@ func (s *Server) Set(v Values) {
 	s.values.Usage = upsert(s.values.Usage, v.Usage)
 	s.values.Custom = upsert(s.values.Custom, v.Custom)
 	s.values.External = upsert(s.values.External, v.External)
+	if v.Unavailable != nil {
+		s.unavailable = *v.Unavailable
+	}
 }
 
 // Reset forgets every value.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.values = Values{}
+	s.values, s.unavailable = Values{}, false
 }
 
 // Requests returns the requests answered so far.
@@ -146,6 +150,7 @@ func (s *Server) snapshot() Values {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.RequestURI(), User: r.Header.Get("X-Remote-User")})
+	unavailable := s.unavailable
 	s.mu.Unlock()
 	if r.Method != http.MethodGet {
 		writeStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
@@ -157,6 +162,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gv, rest := parts[1]+"/"+parts[2], parts[3:]
+	if unavailable && len(rest) > 0 {
+		writeStatus(w, apierrors.NewServiceUnavailable("the metrics source is unavailable"))
+		return
+	}
 	var obj any
 	var err error
 	switch gv {

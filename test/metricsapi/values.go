@@ -12,6 +12,10 @@ type Values struct {
 	Usage    []Usage    `json:"usage,omitempty"`
 	Custom   []Custom   `json:"custom,omitempty"`
 	External []External `json:"external,omitempty"`
+	// Unavailable, when set, switches the metrics (not discovery) to
+	// answering 503 Service Unavailable, as a backend that lost its source
+	// does, or back.
+	Unavailable *bool `json:"unavailable,omitempty"`
 }
 
 // Usage is the resource usage of the containers (all, or the named one) of
