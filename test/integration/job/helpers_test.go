@@ -36,8 +36,10 @@ type env struct {
 	cfg    *rest.Config
 	client kubernetes.Interface
 	ns     string
-	// podCreates counts the controller's pod creation requests.
+	// podCreates counts the controller's pod creation requests; requests
+	// all its requests but watches.
 	podCreates atomic.Int64
+	requests   atomic.Int64
 	stop       func()
 }
 
@@ -64,6 +66,9 @@ func (e *env) start() {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods") {
 				e.podCreates.Add(1)
+			}
+			if r.URL.Query().Get("watch") != "true" {
+				e.requests.Add(1)
 			}
 			return rt.RoundTrip(r)
 		})
@@ -199,6 +204,21 @@ func (e *env) finish(p v1.Pod, phase v1.PodPhase, code int32, conditions ...v1.P
 	if _, err := e.client.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, &p, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// waitQuiet waits until the controller has made no request (watches
+// aside) for quietFor, then checks that it makes none for as long again: a
+// controller that hot-loops or keeps retrying never gets there.
+func (e *env) waitQuiet(quietFor time.Duration) {
+	e.t.Helper()
+	last, since := e.requests.Load(), time.Now()
+	framework.Eventually(e.t, timeout, func() (bool, error) {
+		if n := e.requests.Load(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= quietFor, nil
+	})
+	framework.Consistently(e.t, quietFor, "no controller request", func() bool { return e.requests.Load() == last })
 }
 
 // waitNoFinalizers waits until none of the Job's pods holds the tracking

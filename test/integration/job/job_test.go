@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -259,4 +260,38 @@ func TestManyCompletions(t *testing.T) {
 		t.Errorf("completedIndexes %q", j.Status.CompletedIndexes)
 	}
 	e.waitPods("big", 50)
+	// Settled at 50 active: no hot loop, no retries, 60 creations in all.
+	e.waitQuiet(3 * time.Second)
+	j = e.getJob("big")
+	if j.Status.Active != 50 || j.Status.Succeeded != 10 || e.podCreates.Load() != 60 {
+		t.Errorf("status %+v after %d creations", j.Status, e.podCreates.Load())
+	}
+}
+
+// 100,000 completions of a NonIndexed Job with parallelism 10: rounds of
+// finished pods are counted and replaced, the controller settles between
+// rounds and its status does not grow.
+func TestManyCompletionsNonIndexed(t *testing.T) {
+	e := setup(t)
+	e.createJob("many", 10, 100000)
+	for round := 1; round <= 3; round++ {
+		for _, p := range e.waitPods("many", 10) {
+			e.finish(p, v1.PodSucceeded, 0)
+		}
+		want := int32(10 * round)
+		e.waitJob("many", fmt.Sprintf("%d succeeded", want), func(j *batch.Job) bool {
+			return j.Status.Succeeded == want && j.Status.Active == 10 && len(j.Status.UncountedTerminatedPods.Succeeded) == 0
+		})
+	}
+	e.waitPods("many", 10)
+	e.waitQuiet(3 * time.Second)
+	j := e.getJob("many")
+	if j.Status.Succeeded != 30 || j.Status.Active != 10 || len(j.Status.Conditions) != 0 || e.podCreates.Load() != 40 {
+		t.Errorf("status %+v after %d creations", j.Status, e.podCreates.Load())
+	}
+	for _, p := range e.pods("many", v1.PodSucceeded) {
+		if slices.Contains(p.Finalizers, batch.JobTrackingFinalizer) {
+			t.Errorf("counted pod %s keeps the tracking finalizer", p.Name)
+		}
+	}
 }
