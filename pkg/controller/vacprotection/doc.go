@@ -1,0 +1,11 @@
+// Package vacprotection implements the
+// volumeattributesclass-protection-controller (gated by
+// VolumeAttributesClass, on in v1.37). It keeps the
+// kubernetes.io/vac-protection finalizer on every live
+// VolumeAttributesClass and removes it from a class being deleted once no
+// PersistentVolume names it in spec.volumeAttributesClassName and no
+// PersistentVolumeClaim names it in spec.volumeAttributesClassName,
+// status.currentVolumeAttributesClassName or
+// status.modifyVolumeStatus.targetVolumeAttributesClassName. Informer
+// indexes from class name to volumes and claims answer the question.
+package vacprotection
