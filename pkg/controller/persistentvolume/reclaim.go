@@ -1,0 +1,193 @@
+package persistentvolume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
+	"k8s.io/klog/v2"
+)
+
+// reclaimVolume applies a released volume's reclaim policy: Retain keeps
+// it Released, Delete and Recycle start an operation (one at a time per
+// volume, backed off after failures), anything else fails the volume.
+// Volumes migrated to a CSI driver are the driver's.
+func (c *Controller) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume) error {
+	logger := klog.FromContext(ctx)
+	if pv.Annotations[storagehelpers.AnnMigratedTo] != "" {
+		return nil
+	}
+	switch pv.Spec.PersistentVolumeReclaimPolicy {
+	case v1.PersistentVolumeReclaimRetain:
+		logger.V(4).Info("ReclaimVolume: policy is Retain, nothing to do", "volumeName", pv.Name)
+	case v1.PersistentVolumeReclaimRecycle:
+		c.ops.run(logger, fmt.Sprintf("recycle-%s[%s]", pv.Name, pv.UID), func() error {
+			c.recycleVolume(ctx, pv)
+			return nil
+		})
+	case v1.PersistentVolumeReclaimDelete:
+		c.ops.run(logger, fmt.Sprintf("delete-%s[%s]", pv.Name, pv.UID), func() error {
+			return c.deleteVolume(ctx, pv)
+		})
+	default:
+		_, err := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonUnknownReclaimPolicy, "Volume has unrecognized PersistentVolumeReclaimPolicy")
+		return err
+	}
+	return nil
+}
+
+// findDeleter reports whether the hostPath plugin deletes the volume. No
+// error and false: an external deleter does (a provisioner outside
+// kubernetes.io/, a CSI or migrated volume). An error: nobody can, and
+// the volume fails.
+func findDeleter(pv *v1.PersistentVolume) (bool, error) {
+	if provisioner := pv.Annotations[storagehelpers.AnnDynamicallyProvisioned]; provisioner != "" {
+		switch {
+		case provisioner == hostPathPluginName:
+			return true, nil
+		case provisioner == nfsPluginName:
+			return false, errors.New("no deletable volume plugin matched")
+		case !strings.HasPrefix(provisioner, "kubernetes.io/"):
+			return false, nil
+		}
+		return false, fmt.Errorf("no volume plugin matched name: %s", provisioner)
+	}
+	if metav1.HasAnnotation(pv.ObjectMeta, storagehelpers.AnnMigratedTo) || pv.Spec.CSI != nil {
+		return false, nil
+	}
+	switch {
+	case pv.Spec.HostPath != nil:
+		return true, nil
+	case pv.Spec.NFS != nil:
+		return false, fmt.Errorf("error getting deleter volume plugin for volume %q: no deletable volume plugin matched", pv.Name)
+	}
+	return false, fmt.Errorf("error getting deleter volume plugin for volume %q: no volume plugin matched", pv.Name)
+}
+
+// deleteVolume deletes a released volume with Delete: the hostPath
+// plugin removes its directory and the controller the object; an external
+// deleter is left to do both. Failures fail the volume with an Event.
+func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) error {
+	logger := klog.FromContext(ctx)
+	hostPath, err := findDeleter(pv)
+	if err != nil {
+		if _, err := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonVolumeFailedDelete, err.Error()); err != nil {
+			return err
+		}
+	}
+	if !hostPath {
+		logger.V(3).Info("External deleter for volume requested, ignoring", "volumeName", pv.Name)
+		return nil
+	}
+	// Read the volume again: the decision must be made on its newest state.
+	fresh, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+	if err != nil {
+		logger.V(3).Info("Error reading persistent volume", "volumeName", pv.Name, "err", err)
+		return nil
+	}
+	if released, err := c.isVolumeReleased(fresh); err != nil || !released {
+		return nil
+	}
+	if err := c.deleteWithPlugin(ctx, pv); err != nil {
+		logger.V(3).Info("Deletion of volume failed", "volumeName", pv.Name, "err", err)
+		if _, uerr := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonVolumeFailedDelete, err.Error()); uerr != nil {
+			return uerr
+		}
+		return err
+	}
+	if err := c.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err != nil {
+		logger.V(3).Info("Failed to delete volume from database", "volumeName", pv.Name, "err", err)
+	}
+	return nil
+}
+
+// deleteWithPlugin removes the hostPath directory, then the in-tree
+// deletion-protection finalizer.
+func (c *Controller) deleteWithPlugin(ctx context.Context, pv *v1.PersistentVolume) error {
+	if err := c.hostPath.delete(pv); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Volume deleted", "volumeName", pv.Name)
+	fresh, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(fresh.Finalizers, storagehelpers.PVDeletionInTreeProtectionFinalizer) {
+		return nil
+	}
+	clone := fresh.DeepCopy()
+	clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == storagehelpers.PVDeletionInTreeProtectionFinalizer })
+	if _, err := c.updateVolume(ctx, clone); err != nil {
+		return fmt.Errorf("persistent volume controller can't update finalizer: %w", err)
+	}
+	return nil
+}
+
+// isVolumeReleased reports whether the volume's claim is gone (or bound
+// to another volume), in the controller's view.
+func (c *Controller) isVolumeReleased(pv *v1.PersistentVolume) (bool, error) {
+	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID == "" {
+		return false, nil
+	}
+	claim, found, err := c.getClaim(claimRefKey(pv.Spec.ClaimRef))
+	if err != nil {
+		return false, err
+	}
+	if found && claim.UID == pv.Spec.ClaimRef.UID {
+		return claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name, nil
+	}
+	return true, nil
+}
+
+// recycleVolume scrubs a released volume with Recycle through a recycler
+// pod and makes it Available again. Failures fail the volume.
+func (c *Controller) recycleVolume(ctx context.Context, pv *v1.PersistentVolume) {
+	logger := klog.FromContext(ctx)
+	fresh, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+	if err != nil {
+		logger.V(3).Info("Error reading persistent volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	if released, err := c.isVolumeReleased(fresh); err != nil || !released {
+		return
+	}
+	users, err := c.volumeUsers(fresh)
+	if err != nil {
+		logger.V(3).Info("Can't recycle volume", "volumeName", pv.Name, "err", err)
+		return
+	}
+	_, claimCached, err := c.getClaim(claimRefKey(pv.Spec.ClaimRef))
+	if err != nil {
+		return
+	}
+	if len(users) > 0 && !claimCached {
+		c.recorder.Event(pv, v1.EventTypeNormal, reasonVolumeFailedRecycle, fmt.Sprintf("Volume is used by pods: %s", strings.Join(users, ",")))
+		return
+	}
+	pv = fresh
+	if pv.Spec.HostPath == nil && pv.Spec.NFS == nil {
+		if _, err := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonVolumeFailedRecycle, "No recycler plugin found for the volume!"); err != nil {
+			logger.V(4).Info("RecycleVolumeOperation: failed to mark volume as failed", "volumeName", pv.Name, "err", err)
+		}
+		return
+	}
+	record := func(eventType, message string) {
+		c.recorder.Eventf(pv, eventType, reasonRecyclerPod, "Recycler pod: %s", message)
+	}
+	if err := c.recycler.recycle(ctx, pv, record); err != nil {
+		if _, err := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonVolumeFailedRecycle, fmt.Sprintf("Recycle failed: %s", err)); err != nil {
+			logger.V(4).Info("RecycleVolumeOperation: failed to mark volume as failed", "volumeName", pv.Name, "err", err)
+		}
+		return
+	}
+	logger.V(2).Info("Volume recycled", "volumeName", pv.Name)
+	c.recorder.Event(pv, v1.EventTypeNormal, reasonVolumeRecycled, "Volume recycled")
+	if err := c.unbindVolume(ctx, pv); err != nil {
+		logger.V(3).Info("RecycleVolumeOperation: failed to make recycled volume 'Available', we will recycle the volume again", "volumeName", pv.Name, "err", err)
+	}
+}
