@@ -495,4 +495,3 @@ func TestOperationsBackOff(t *testing.T) {
 		t.Errorf("success not forgotten: %v", o.running)
 	}
 }
-
