@@ -325,3 +325,40 @@ func TestSyncDeletedForgetsHistory(t *testing.T) {
 		t.Error("recommendations kept after deletion")
 	}
 }
+
+// Bad input is retried once per sync period, not at once and not with a
+// growing backoff: an HPA whose target has no scale gets the same Event
+// each period while the queue holds nothing in between.
+func TestFailingSyncRetriedEverySyncPeriod(t *testing.T) {
+	f := newFixture(t, 3, nPods(3))
+	t.Cleanup(f.c.queue.ShutDown)
+	f.create(newHPA("web", func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "example.com/v1", Kind: "Widget", Name: "w"}
+	}))
+	for i := 0; i < 3; i++ {
+		if n := f.c.queue.Len(); n != 1 {
+			t.Fatalf("sync %d: queue length %d, want 1", i, n)
+		}
+		// One worker step, as controller.Workers takes it: an error puts
+		// the key back rate-limited too.
+		key, _ := f.c.queue.Get()
+		if err := f.c.sync(f.ctx, key); err == nil {
+			t.Fatalf("sync %d: no error", i)
+		}
+		f.c.queue.AddRateLimited(key)
+		f.c.queue.Done(key)
+		f.wantEvents(`Warning FailedGetScale no matches for kind "Widget" in group "example.com"`)
+		if n := f.c.queue.Len(); n != 0 {
+			t.Fatalf("sync %d: queue length %d right after a failed sync, want 0", i, n)
+		}
+		f.clock.Step(f.c.syncPeriod - time.Second)
+		if n := f.c.queue.Len(); n != 0 {
+			t.Fatalf("sync %d: queue length %d before the sync period passed, want 0", i, n)
+		}
+		f.clock.Step(time.Second)
+		deadline := time.Now().Add(10 * time.Second)
+		for f.c.queue.Len() == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
