@@ -184,4 +184,20 @@ func TestMetricsAPIDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitCondition("web", autoscalingv2.ScalingActive, v1.ConditionTrue, "ValidMetricFound")
+
+	// Registered but failing: the backend answers 503, and the Status it
+	// sends is the message.
+	e.metrics.Set(metricsapi.Values{Unavailable: ptr.To(true)})
+	t.Cleanup(func() { e.metrics.Set(metricsapi.Values{Unavailable: ptr.To(false)}) })
+	got = e.waitCondition("web", autoscalingv2.ScalingActive, v1.ConditionFalse, "FailedGetResourceMetric")
+	want := "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the metrics source is unavailable"
+	if c := condition(got, autoscalingv2.ScalingActive); c.Message != want {
+		t.Errorf("message %q", c.Message)
+	}
+	if c := condition(got, autoscalingv2.AbleToScale); c.Status != v1.ConditionTrue || c.Reason != "SucceededGetScale" {
+		t.Errorf("AbleToScale %s %s", c.Status, c.Reason)
+	}
+	e.metrics.Set(metricsapi.Values{Unavailable: ptr.To(false)})
+	e.waitCondition("web", autoscalingv2.ScalingActive, v1.ConditionTrue, "ValidMetricFound")
+	e.waitReplicas(2)
 }
