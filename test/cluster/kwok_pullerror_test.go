@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func imageRequirement(t *testing.T, stage []byte) (op string, values []string, statusTemplate string) {
+	t.Helper()
+	var obj struct {
+		Spec struct {
+			Selector struct {
+				MatchExpressions []struct {
+					Key, Operator string
+					Values        []string
+				} `json:"matchExpressions"`
+			} `json:"selector"`
+			Next struct {
+				StatusTemplate string `json:"statusTemplate"`
+			} `json:"next"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(stage, &obj); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range obj.Spec.Selector.MatchExpressions {
+		if e.Key == imagesKey {
+			op, values = e.Operator, e.Values
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d requirements on %s, want 1", n, imagesKey)
+	}
+	return op, values, obj.Spec.Next.StatusTemplate
+}
+
+func TestWithPullErrors(t *testing.T) {
+	src := t.TempDir()
+	ready := filepath.Join(src, "pod-ready.yaml")
+	other := filepath.Join(src, "node-initialize.yaml")
+	const readyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .status.phase, operator: In, values: [Pending]}
+  next:
+    statusTemplate: |
+      phase: Running
+`
+	if err := os.WriteFile(ready, []byte(readyStage), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("kind: Stage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{WorkDir: t.TempDir()}
+	files, err := c.withPullErrors([]string{other, ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 || files[0] != other || filepath.Dir(files[1]) != filepath.Join(c.WorkDir, "kwok-stages") {
+		t.Fatalf("files = %v", files)
+	}
+	b, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, values, tmpl := imageRequirement(t, b)
+	if op != "NotIn" || !slices.Equal(values, UnpullableImages) || tmpl != "phase: Running\n" {
+		t.Errorf("pod-ready: %s %v, template %q", op, values, tmpl)
+	}
+	if !strings.Contains(string(b), ".status.phase") {
+		t.Errorf("pod-ready lost its own requirements:\n%s", b)
+	}
+	b, err = os.ReadFile(files[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, values, tmpl = imageRequirement(t, b)
+	if op != "In" || !slices.Equal(values, UnpullableImages) || !strings.Contains(tmpl, "ErrImagePull") {
+		t.Errorf("pod-image-pull-error: %s %v, template %q", op, values, tmpl)
+	}
+}
