@@ -1,7 +1,10 @@
 package job
 
 import (
+	"fmt"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,4 +105,50 @@ func TestFailedIndexes(t *testing.T) {
 	if got := failedIndexes(logger, job, pods).String(); got != "1-3" {
 		t.Errorf("failed indexes = %q, want 1-3", got)
 	}
+}
+
+// What a sync computes about indexes costs by the Job's pods and the
+// intervals of its status, never by its completions: the same work for
+// 1,000 and 100,000 completions.
+func TestIndexCostIndependentOfCompletions(t *testing.T) {
+	var completed []string
+	for i := 0; i < 100; i += 2 {
+		completed = append(completed, strconv.Itoa(i))
+	}
+	completed = append(completed, "200-899")
+	cost := func(completions int32) float64 {
+		job := newJob(50, completions, indexed)
+		job.Status.CompletedIndexes = strings.Join(completed, ",")
+		var pods []*v1.Pod
+		for i := range 50 {
+			pods = append(pods, newPod(job, fmt.Sprint("p", i), atIndex(101+2*i)))
+		}
+		pods = append(pods, newPod(job, "done", atIndex(900), podPhase(v1.PodSucceeded)))
+		logger := klog.Background()
+		return bytesPerRun(20, func() {
+			st := &syncState{job: job, pods: pods, activePods: pods[:50]}
+			st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(logger, job, pods)
+			if got := firstPendingIndexes(st, 50, int(completions)); len(got) != 50 || got[0] != 1 {
+				t.Fatalf("completions %d: pending %v", completions, got)
+			}
+			if s := st.succeededIndexes.String(); !strings.HasSuffix(s, ",200-900") {
+				t.Fatalf("completions %d: completedIndexes %q", completions, s)
+			}
+		})
+	}
+	cost(1000) // warm up
+	if small, large := cost(1000), cost(100000); large > small*1.1+1024 {
+		t.Errorf("bytes allocated per sync: %.0f with 1,000 completions, %.0f with 100,000", small, large)
+	}
+}
+
+// bytesPerRun is the average number of bytes f allocates.
+func bytesPerRun(runs int, f func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.TotalAlloc-before.TotalAlloc) / float64(runs)
 }
