@@ -3,6 +3,7 @@ package app
 import (
 	"k8s.io/component-base/featuregate"
 
+	"github.com/kcm-dev/kcm/pkg/controller/attachdetach"
 	"github.com/kcm-dev/kcm/pkg/controller/bootstrap/signer"
 	"github.com/kcm-dev/kcm/pkg/controller/bootstrap/tokencleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/certificates/csrapproving"
@@ -87,7 +88,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.Namespace, namespace.New)
 	add(names.NodeIpam, nodeipam.New)
 	add(names.NodeLifecycle, nodelifecycle.New)
-	add(names.PersistentVolumeAttachDetach, nil)
+	add(names.PersistentVolumeAttachDetach, attachdetach.New)
 	add(names.PersistentVolumeBinder, nil)
 	add(names.PersistentVolumeExpander, nil)
 	add(names.PersistentVolumeProtection, nil)
