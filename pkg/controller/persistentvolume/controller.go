@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kcm-dev/kcm/internal/controller"
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/features"
 )
@@ -142,7 +143,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	classInformer := f.Storage().V1().StorageClasses()
 	podInformer := f.Core().V1().Pods()
 	nodeInformer := f.Core().V1().Nodes()
-	if err := AddPodClaimIndex(podInformer.Informer()); err != nil {
+	if err := storageutil.AddPodPVCIndex(podInformer.Informer()); err != nil {
 		return nil, err
 	}
 	retry := cfg.ProvisionRetryInterval
