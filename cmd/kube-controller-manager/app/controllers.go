@@ -24,6 +24,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/namespace"
 	"github.com/kcm-dev/kcm/pkg/controller/nodeipam"
 	"github.com/kcm-dev/kcm/pkg/controller/nodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/persistentvolume"
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler"
 	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
@@ -89,7 +90,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.NodeIpam, nodeipam.New)
 	add(names.NodeLifecycle, nodelifecycle.New)
 	add(names.PersistentVolumeAttachDetach, attachdetach.New)
-	add(names.PersistentVolumeBinder, nil)
+	add(names.PersistentVolumeBinder, persistentvolume.New)
 	add(names.PersistentVolumeExpander, nil)
 	add(names.PersistentVolumeProtection, nil)
 	add(names.PersistentVolumeClaimProtection, nil)
