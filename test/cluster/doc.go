@@ -16,7 +16,8 @@
 //   - kube-scheduler with kubeadm's flags;
 //   - kwok, managing only Nodes annotated kwok.x-k8s.io/node=fake with the
 //     default stages (see CreateNodes), but for pods with one of
-//     UnpullableImages, which stay Pending in ErrImagePull;
+//     UnpullableImages, which stay Pending in ErrImagePull, and Job pods of
+//     NeverEndingImages or running `sleep N` (see adjustStages);
 //   - kube-controller-manager, from any binary path (ours or upstream's), with
 //     exactly kubeadm's command line plus optional extra arguments. It can be
 //     stopped, killed and restarted on its own.

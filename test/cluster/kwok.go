@@ -76,7 +76,7 @@ func (c *Cluster) startKwok() (*process, error) {
 	if w := stagesWarning(stages); w != "" {
 		c.opts.Logf("cluster: warning: %s", w)
 	}
-	if stages, err = c.withPullErrors(stages); err != nil {
+	if stages, err = c.adjustStages(stages); err != nil {
 		return nil, err
 	}
 	return c.start(Kwok, c.opts.Kwok, c.kwokArgs(stages))

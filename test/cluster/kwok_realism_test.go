@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func imageRequirement(t *testing.T, stage []byte) (op string, values []string, statusTemplate string) {
+func imageRequirement(t *testing.T, stage []byte) (op string, values []string, statusTemplate, delay string) {
 	t.Helper()
 	var obj struct {
 		Spec struct {
@@ -23,6 +23,11 @@ func imageRequirement(t *testing.T, stage []byte) (op string, values []string, s
 			Next struct {
 				StatusTemplate string `json:"statusTemplate"`
 			} `json:"next"`
+			Delay struct {
+				DurationFrom struct {
+					JQ struct{ Expression string } `json:"jq"`
+				} `json:"durationFrom"`
+			} `json:"delay"`
 		} `json:"spec"`
 	}
 	if err := yaml.Unmarshal(stage, &obj); err != nil {
@@ -38,10 +43,10 @@ func imageRequirement(t *testing.T, stage []byte) (op string, values []string, s
 	if n != 1 {
 		t.Fatalf("%d requirements on %s, want 1", n, imagesKey)
 	}
-	return op, values, obj.Spec.Next.StatusTemplate
+	return op, values, obj.Spec.Next.StatusTemplate, obj.Spec.Delay.DurationFrom.JQ.Expression
 }
 
-func TestWithPullErrors(t *testing.T) {
+func TestAdjustStages(t *testing.T) {
 	src := t.TempDir()
 	ready := filepath.Join(src, "pod-ready.yaml")
 	other := filepath.Join(src, "node-initialize.yaml")
@@ -64,21 +69,25 @@ spec:
 	if err := os.WriteFile(other, []byte("kind: Stage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	complete := filepath.Join(src, "pod-complete.yaml")
+	if err := os.WriteFile(complete, []byte(strings.ReplaceAll(readyStage, "pod-ready", "pod-complete")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := &Cluster{WorkDir: t.TempDir()}
-	files, err := c.withPullErrors([]string{other, ready})
+	files, err := c.adjustStages([]string{other, ready, complete})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 || files[0] != other || filepath.Dir(files[1]) != filepath.Join(c.WorkDir, "kwok-stages") {
+	if len(files) != 4 || files[0] != other || filepath.Dir(files[1]) != filepath.Join(c.WorkDir, "kwok-stages") {
 		t.Fatalf("files = %v", files)
 	}
 	b, err := os.ReadFile(files[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, values, tmpl := imageRequirement(t, b)
-	if op != "NotIn" || !slices.Equal(values, UnpullableImages) || tmpl != "phase: Running\n" {
-		t.Errorf("pod-ready: %s %v, template %q", op, values, tmpl)
+	op, values, tmpl, delay := imageRequirement(t, b)
+	if op != "NotIn" || !slices.Equal(values, UnpullableImages) || tmpl != "phase: Running\n" || delay != "" {
+		t.Errorf("pod-ready: %s %v, template %q, delay %q", op, values, tmpl, delay)
 	}
 	if !strings.Contains(string(b), ".status.phase") {
 		t.Errorf("pod-ready lost its own requirements:\n%s", b)
@@ -87,7 +96,15 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, values, tmpl = imageRequirement(t, b)
+	op, values, _, delay = imageRequirement(t, b)
+	if op != "NotIn" || !slices.Equal(values, NeverEndingImages) || delay != sleepDuration {
+		t.Errorf("pod-complete: %s %v, delay %q", op, values, delay)
+	}
+	b, err = os.ReadFile(files[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, values, tmpl, _ = imageRequirement(t, b)
 	if op != "In" || !slices.Equal(values, UnpullableImages) || !strings.Contains(tmpl, "ErrImagePull") {
 		t.Errorf("pod-image-pull-error: %s %v, template %q", op, values, tmpl)
 	}
