@@ -462,3 +462,36 @@ func TestEphemeralClaimMustBeOwned(t *testing.T) {
 }
 
 func klogDiscard() klog.Logger { return klog.Background() }
+
+// After a restart, a VolumeAttachment no pod needs any more (its volume not
+// in the node's status: uncertain) is detached, and a volume the node
+// reports that a pod still uses stays attached and reported.
+func TestRestartRecovery(t *testing.T) {
+	pvc, pv := boundClaim()
+	pvc2, pv2 := boundClaim()
+	pvc2.Name, pvc2.UID, pvc2.Spec.VolumeName = "old", "pvc-old", "pv-old"
+	pv2.Name, pv2.Spec.ClaimRef.Name, pv2.Spec.ClaimRef.UID, pv2.Spec.CSI.VolumeHandle = "pv-old", "old", "pvc-old", "vol-old"
+	node := managedNode("node-a", true)
+	node.Status.VolumesAttached = []v1.AttachedVolume{{Name: uniqueVolumeName(driver, handle)}}
+	stale := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachmentName("vol-old", driver, "node-a")},
+		Spec: storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-old")}},
+		Status: storagev1.VolumeAttachmentStatus{Attached: true}}
+	current := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachmentName(handle, driver, "node-a")},
+		Spec: storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-1")}},
+		Status: storagev1.VolumeAttachmentStatus{Attached: true}}
+	f := newFixture(t, Options{}, node, pvc, pv, pvc2, pv2, podOn("web", "node-a"), stale, current)
+	if err := f.c.populate(klogDiscard()); err != nil {
+		t.Fatal(err)
+	}
+	// The uncertain entry counts as mounted until the node changes.
+	f.sync("node-a")
+	f.wantVerbs()
+	node.ResourceVersion = "2"
+	f.cache(node)
+	f.sync("node-a")
+	f.wantVerbs("get nodes", "delete volumeattachments")
+	f.noEvent()
+	if a := f.c.state.nodes["node-a"].volumes[uniqueVolumeName(driver, handle)]; a == nil || !a.confirmed || !a.reported {
+		t.Fatalf("reported volume lost: %+v", a)
+	}
+}
