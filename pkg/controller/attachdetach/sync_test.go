@@ -474,10 +474,10 @@ func TestRestartRecovery(t *testing.T) {
 	node := managedNode("node-a", true)
 	node.Status.VolumesAttached = []v1.AttachedVolume{{Name: uniqueVolumeName(driver, handle)}}
 	stale := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachmentName("vol-old", driver, "node-a")},
-		Spec: storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-old")}},
+		Spec:   storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-old")}},
 		Status: storagev1.VolumeAttachmentStatus{Attached: true}}
 	current := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachmentName(handle, driver, "node-a")},
-		Spec: storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-1")}},
+		Spec:   storagev1.VolumeAttachmentSpec{NodeName: "node-a", Attacher: driver, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-1")}},
 		Status: storagev1.VolumeAttachmentStatus{Attached: true}}
 	f := newFixture(t, Options{}, node, pvc, pv, pvc2, pv2, podOn("web", "node-a"), stale, current)
 	if err := f.c.populate(klogDiscard()); err != nil {
