@@ -178,6 +178,7 @@ func Scenarios() []Scenario {
 		endpointsScenario(),
 		daemonSetsScenario(),
 		jobsScenario(),
+		volumesScenario(),
 	}
 }
 

@@ -49,7 +49,7 @@ func run() (int, error) {
 	var (
 		out          = flag.String("out", filepath.Join(root, "_output", "bench"), "output directory: results.json, results.md, runs/<qps>/<binary>/<phase set>/ (logs, audit.log, samples.json)")
 		binDir       = flag.String("bin-dir", "", "directory of the binaries (default $"+cluster.BinDirEnv+", else _output/bin)")
-		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete), endpoints (create, roll, scale, delete), jobs (indexed, small)")
+		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete), endpoints (create, roll, scale, delete), jobs (indexed, small), volumes (volumes, bind, reclaim)")
 		binaries     = flag.String("binaries", bench.Upstream+","+bench.Ours, "controller managers to measure, in order: upstream, ours")
 		qpsSettings  = flag.String("qps-settings", "default,500", "comma-separated --kube-api-qps/--kube-api-burst settings: default (no flags), N (QPS=burst=N) or N/BURST")
 		nodes        = flag.Int("nodes", 50, "kwok nodes for the deployments phases")
