@@ -39,6 +39,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
 	"github.com/kcm-dev/kcm/pkg/controller/ttlafterfinished"
+	"github.com/kcm-dev/kcm/pkg/controller/validatingadmissionpolicystatus"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -114,7 +115,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.TokenCleaner, tokencleaner.New, off)
 	add(names.TTLAfterFinished, ttlafterfinished.New)
 	add(names.TTL, ttl.New)
-	add(names.ValidatingAdmissionPolicyStatus, nil)
+	add(names.ValidatingAdmissionPolicyStatus, validatingadmissionpolicystatus.New)
 	add(names.VolumeAttributesClassProtection, nil, gates(features.VolumeAttributesClass))
 	return r
 }
