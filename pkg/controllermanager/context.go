@@ -13,6 +13,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	certutil "k8s.io/client-go/util/cert"
+	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
@@ -45,6 +46,9 @@ type ControllerContext struct {
 	InformersStarted chan struct{}
 	// ResyncPeriod returns a period between MinResyncPeriod and twice that.
 	ResyncPeriod func() time.Duration
+	// Cloud is the initialized provider --cloud-provider names, nil without
+	// one (or with "external"): the cloud controllers then do not run.
+	Cloud cloudprovider.Interface
 }
 
 // NewClient returns the client for the named controller identity (the

@@ -9,10 +9,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/component-base/featuregate"
 	netutils "k8s.io/utils/net"
 
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app/options"
+	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
 
@@ -35,6 +37,8 @@ type Config struct {
 
 	FeatureGate               featuregate.FeatureGate
 	ControllerShutdownTimeout time.Duration
+	// Cloud is the provider --cloud-provider names, nil without one.
+	Cloud cloudprovider.Interface
 }
 
 // newConfig validates o and builds a Config.
@@ -81,6 +85,10 @@ func newConfig(o *options.Options) (*Config, error) {
 		if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
 			return nil, err
 		}
+	}
+	shared := c.Component.KubeCloudShared
+	if c.Cloud, err = cloudcontrollers.Init(shared.CloudProviderName, shared.CloudConfigFile); err != nil {
+		return nil, err
 	}
 	o.Metrics.Apply()
 	return c, nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
@@ -79,6 +80,9 @@ func runControllers(ctx context.Context, c *Config, registry controllermanager.R
 	health *controllermanager.HealthHandler, debugMux *mux.PathRecorderMux) error {
 	cc, err := newControllerContext(ctx, c, controllerClients, rootClients)
 	if err != nil {
+		return err
+	}
+	if err := cloudcontrollers.Attach(ctx, cc, c.Cloud); err != nil {
 		return err
 	}
 	// serviceaccount-token-controller runs with the root credentials: the

@@ -40,8 +40,6 @@ func NewCommand() *cobra.Command {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-	registry := o.Registry()
-
 	cmd := &cobra.Command{
 		Use:           "kube-controller-manager",
 		Long:          long,
@@ -62,7 +60,8 @@ func NewCommand() *cobra.Command {
 				return err
 			}
 			ctx := server.SetupSignalContext()
-			return Run(ctx, c, registry)
+			// The registry depends on --cloud-provider (pkg/cloudcontrollers).
+			return Run(ctx, c, o.Registry())
 		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, arg := range args {

@@ -39,6 +39,20 @@ type ComponentConfig struct {
 	ValidatingAdmissionPolicyStatusController kcmv1alpha1.ValidatingAdmissionPolicyStatusControllerConfiguration
 	DeviceTaintEvictionController             kcmv1alpha1.DeviceTaintEvictionControllerConfiguration
 	ResourceClaimController                   kcmv1alpha1.ResourceClaimControllerConfiguration
+	// Cloud holds the cloud controllers' settings that only
+	// cloud-controller-manager has flags for; zero values mean upstream's
+	// defaults.
+	Cloud CloudControllersConfiguration
+}
+
+// CloudControllersConfiguration is cloud-controller-manager's
+// configuration of the cloud controllers beyond KubeCloudShared.
+type CloudControllersConfiguration struct {
+	ConcurrentServiceSyncs       int32
+	NodeStatusUpdateFrequency    metav1.Duration
+	ConcurrentNodeSyncs          int32
+	ConcurrentNodeStatusUpdates  int32
+	ConcurrentNodeLifecycleSyncs int32
 }
 
 // KubeCloudSharedConfiguration is shared by the controllers that

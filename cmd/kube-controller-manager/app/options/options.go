@@ -15,6 +15,7 @@ import (
 	"k8s.io/component-base/metrics"
 	cmoptions "k8s.io/controller-manager/options"
 
+	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
@@ -94,7 +95,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 // Validate checks every option and returns all problems, one per line.
 func (o *Options) Validate() error {
 	var errs []error
-	r := o.registry
+	r := o.Registry()
 	if err := o.Globals.SetFallback(); err != nil {
 		errs = append(errs, err)
 	}
@@ -147,7 +148,7 @@ func (o *Options) validateGeneric() []error {
 			errs = append(errs, errors.New("--leader-elect-resource-name and --leader-elect-resource-namespace must not be empty"))
 		}
 	}
-	if p := o.Component.KubeCloudShared.CloudProviderName; p != "" && p != "external" {
+	if p := o.Component.KubeCloudShared.CloudProviderName; p != "" && p != "external" && !cloudcontrollers.Active(p) {
 		errs = append(errs, fmt.Errorf("--cloud-provider=%s: built-in cloud providers are disabled; set --cloud-provider=external and run an external cloud controller manager", p))
 	}
 	return errs
@@ -183,5 +184,12 @@ func ErrorLines(err error) string {
 	return err.Error()
 }
 
-// Registry returns the controller registry the options were built with.
-func (o *Options) Registry() controllermanager.Registry { return o.registry }
+// Registry returns the controller registry the options were built with,
+// plus the cloud controllers when --cloud-provider names a registered
+// provider (pkg/cloudcontrollers). Without one, it is upstream's.
+func (o *Options) Registry() controllermanager.Registry {
+	if cloudcontrollers.Active(o.Component.KubeCloudShared.CloudProviderName) {
+		return cloudcontrollers.With(o.registry)
+	}
+	return o.registry
+}

@@ -1,0 +1,12 @@
+// Package cloudcontrollers is the cloud group as both binaries run it:
+// the names and aliases of upstream cloud-controller-manager's four
+// controllers (verbatim from k8s.io/cloud-provider/names), their registry
+// entries, and the provider's set-up for one leadership term. Providers
+// plug in through k8s.io/cloud-provider's RegisterCloudProvider, so an
+// out-of-tree provider is compiled in with a blank import.
+//
+// kube-controller-manager adds this registry to its own only when
+// --cloud-provider names a registered provider (upstream v1.37 accepts no
+// provider but "external" and has none of these controllers);
+// cloud-controller-manager runs this registry alone.
+package cloudcontrollers
