@@ -15,6 +15,13 @@
 //   - statefulsets (statefulsets.go): the deployments setup, then "create"
 //     (Parallel StatefulSets, all pods available), "scale", "roll" (new
 //     image, every update complete) and "delete".
+//   - endpoints (services.go): the deployments setup, then Services each
+//     over a Deployment: "create", "roll", "scale" (each until every
+//     Service's EndpointSlices and Endpoints list exactly its ready pods)
+//     and "delete" (until no pod, slice or Endpoints object remains).
+//   - jobs (jobs.go): its own nodes, then "indexed" (one Indexed Job) and
+//     "small" (many small Jobs), each until every Job is Complete with all
+//     its completions succeeded.
 //
 // For every phase it records wall time, the controller manager's CPU
 // seconds (utime+stime of /proc/<pid>/stat), its peak and final RSS (VmRSS of
