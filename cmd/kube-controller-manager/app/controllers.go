@@ -18,6 +18,8 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslicemirroring"
+	"github.com/kcm-dev/kcm/pkg/controller/ephemeral"
+	"github.com/kcm-dev/kcm/pkg/controller/expand"
 	"github.com/kcm-dev/kcm/pkg/controller/garbagecollector"
 	"github.com/kcm-dev/kcm/pkg/controller/job"
 	"github.com/kcm-dev/kcm/pkg/controller/legacytokencleaner"
@@ -28,6 +30,8 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler"
 	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
+	"github.com/kcm-dev/kcm/pkg/controller/pvcprotection"
+	"github.com/kcm-dev/kcm/pkg/controller/pvprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
 	"github.com/kcm-dev/kcm/pkg/controller/resourcequota"
@@ -39,6 +43,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
 	"github.com/kcm-dev/kcm/pkg/controller/ttlafterfinished"
+	"github.com/kcm-dev/kcm/pkg/controller/vacprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/validatingadmissionpolicystatus"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
@@ -81,7 +86,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.Endpoints, endpoints.New)
 	add(names.EndpointSlice, endpointslice.New)
 	add(names.EndpointSliceMirroring, endpointslicemirroring.New)
-	add(names.EphemeralVolume, nil)
+	add(names.EphemeralVolume, ephemeral.New)
 	add(names.GarbageCollector, garbagecollector.New)
 	add(names.HorizontalPodAutoscaler, podautoscaler.New)
 	add(names.Job, job.New)
@@ -92,9 +97,9 @@ func NewRegistry() controllermanager.Registry {
 	add(names.NodeLifecycle, nodelifecycle.New)
 	add(names.PersistentVolumeAttachDetach, attachdetach.New)
 	add(names.PersistentVolumeBinder, persistentvolume.New)
-	add(names.PersistentVolumeExpander, nil)
-	add(names.PersistentVolumeProtection, nil)
-	add(names.PersistentVolumeClaimProtection, nil)
+	add(names.PersistentVolumeExpander, expand.New)
+	add(names.PersistentVolumeProtection, pvprotection.New)
+	add(names.PersistentVolumeClaimProtection, pvcprotection.New)
 	add(names.PodGarbageCollector, podgc.New)
 	add(names.PodCertificateRequestCleaner, podcertificaterequestcleaner.New, gates(features.PodCertificateRequest))
 	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
@@ -116,6 +121,6 @@ func NewRegistry() controllermanager.Registry {
 	add(names.TTLAfterFinished, ttlafterfinished.New)
 	add(names.TTL, ttl.New)
 	add(names.ValidatingAdmissionPolicyStatus, validatingadmissionpolicystatus.New)
-	add(names.VolumeAttributesClassProtection, nil, gates(features.VolumeAttributesClass))
+	add(names.VolumeAttributesClassProtection, vacprotection.New, gates(features.VolumeAttributesClass))
 	return r
 }
