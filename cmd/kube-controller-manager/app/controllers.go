@@ -40,6 +40,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
 	"github.com/kcm-dev/kcm/pkg/controller/servicecidr"
 	"github.com/kcm-dev/kcm/pkg/controller/statefulset"
+	"github.com/kcm-dev/kcm/pkg/controller/storageversionmigrator"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
 	"github.com/kcm-dev/kcm/pkg/controller/ttlafterfinished"
@@ -114,7 +115,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ServiceAccount, serviceaccount.New)
 	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
 	add(names.StatefulSet, statefulset.New)
-	add(names.StorageVersionMigrator, nil)
+	add(names.StorageVersionMigrator, storageversionmigrator.New)
 	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
 	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
 	add(names.TokenCleaner, tokencleaner.New, off)
