@@ -29,7 +29,7 @@ type Kubectl struct {
 }
 
 // NewKubectl returns a Kubectl for cfg (from StartEnv). It skips the test
-// when the binary is missing: kubectl is built by hack/tools/build.sh.
+// when the binary is missing (`hack/tools/build.sh kubectl` builds it).
 func NewKubectl(t testing.TB, cfg *rest.Config) *Kubectl {
 	t.Helper()
 	bin := os.Getenv(KubectlEnv)
@@ -41,7 +41,7 @@ func NewKubectl(t testing.TB, cfg *rest.Config) *Kubectl {
 		bin = filepath.Join(root, "_output", "bin", "kubectl")
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		t.Skipf("kubectl not found at %s: build it with hack/tools/build.sh, or set %s to a kubectl binary", bin, KubectlEnv)
+		t.Skipf("kubectl not found at %s: build it with `hack/tools/build.sh kubectl`, or set %s to a kubectl binary", bin, KubectlEnv)
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData,
