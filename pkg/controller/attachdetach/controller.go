@@ -24,6 +24,7 @@ import (
 
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/nodeutil"
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
@@ -140,7 +141,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	if err := nodeutil.AddPodNodeNameIndexer(pods.Informer()); err != nil {
 		return nil, err
 	}
-	if err := addPodPVCIndex(pods.Informer()); err != nil {
+	if err := storageutil.AddPodPVCIndex(pods.Informer()); err != nil {
 		return nil, err
 	}
 	podReg, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
