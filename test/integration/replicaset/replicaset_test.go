@@ -298,10 +298,11 @@ func TestLargeReplicaCount(t *testing.T) {
 		t.Errorf("%d pod creations, want %d", got, n)
 	}
 	// The first sync creates its 500 pods; its status (only a new
-	// observedGeneration) waits for them. The second sync creates 500
-	// more and writes the first 500.
-	if got := e.createsBeforeStatus.Load(); got != 2*replicaset.BurstReplicas {
-		t.Errorf("%d pod creations before the first status write, want %d", got, 2*replicaset.BurstReplicas)
+	// observedGeneration) waits for them. Usually the second sync creates
+	// 500 more and writes the first 500 with them; on a loaded machine the
+	// status spacing may let the status go first.
+	if got := e.createsBeforeStatus.Load(); got < replicaset.BurstReplicas || got > 2*replicaset.BurstReplicas {
+		t.Errorf("%d pod creations before the first status write, want %d to %d", got, replicaset.BurstReplicas, 2*replicaset.BurstReplicas)
 	}
 	framework.Consistently(t, 2*time.Second, "no more pod creations", func() bool { return e.podCreates.Load() == n })
 }
