@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/hashing"
@@ -58,10 +57,6 @@ func (p pair) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // setup creates a namespace, starts the deployment-controller and the
 // replicaset-controller through their real constructors, and the fake
 // kubelet (marking pods ready unless a test turns that off).
@@ -76,14 +71,10 @@ func setup(t *testing.T) *env {
 	}
 	e.ns = ns.Name
 
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method != http.MethodGet && strings.Contains(r.UserAgent(), deployment.ClientName) && !strings.Contains(r.URL.Path, "/events") {
-				e.writes.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
+		if r.Method != http.MethodGet && strings.Contains(r.UserAgent(), deployment.ClientName) && !strings.Contains(r.URL.Path, "/events") {
+			e.writes.Add(1)
+		}
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.DeploymentController.ConcurrentDeploymentSyncs = 5

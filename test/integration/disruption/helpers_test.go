@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/pkg/controller/disruption"
@@ -60,17 +59,13 @@ func setup(t *testing.T, budgets ...string) *env {
 	}
 	e.ns = ns.Name
 
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			prefix := "/apis/policy/v1/namespaces/" + e.ns + "/poddisruptionbudgets/"
-			if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, prefix) && strings.HasSuffix(r.URL.Path, "/status") {
-				if n, ok := e.statusWrites[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, prefix), "/status")]; ok {
-					n.Add(1)
-				}
+	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
+		prefix := "/apis/policy/v1/namespaces/" + e.ns + "/poddisruptionbudgets/"
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, prefix) && strings.HasSuffix(r.URL.Path, "/status") {
+			if n, ok := e.statusWrites[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, prefix), "/status")]; ok {
+				n.Add(1)
 			}
-			return rt.RoundTrip(r)
-		})
+		}
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.DisruptionController.ConcurrentDisruptionSyncs = 2
@@ -84,10 +79,6 @@ func setup(t *testing.T, budgets ...string) *env {
 	framework.StartController(t, cc, c)
 	return e
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func (e *env) namespace() framework.Namespace {
 	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}

@@ -17,7 +17,6 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslicemirroring"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
@@ -47,14 +46,10 @@ func setup(t *testing.T, maxPerSubset int32) *env {
 		t.Fatal(err)
 	}
 	e.ns = ns.Name
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
-				e.writes.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
+		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
+			e.writes.Add(1)
+		}
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.EndpointSliceMirroringController.MirroringConcurrentServiceEndpointSyncs = 5
@@ -69,10 +64,6 @@ func setup(t *testing.T, maxPerSubset int32) *env {
 	framework.StartController(t, cc, c)
 	return e
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // service creates a Service without a selector.
 func (e *env) service(name string) *v1.Service {

@@ -62,17 +62,13 @@ func setup(t *testing.T) *env {
 // start runs a new controller (after stop, a restart).
 func (e *env) start() {
 	e.t.Helper()
-	ctrlCfg := rest.CopyConfig(e.cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods") {
-				e.podCreates.Add(1)
-			}
-			if r.URL.Query().Get("watch") != "true" && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/") {
-				e.requests.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(e.cfg, func(r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods") {
+			e.podCreates.Add(1)
+		}
+		if r.URL.Query().Get("watch") != "true" && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/") {
+			e.requests.Add(1)
+		}
 	})
 	cc := framework.NewControllerContext(e.t, ctrlCfg)
 	cc.Config.JobController.ConcurrentJobSyncs = 5
@@ -85,10 +81,6 @@ func (e *env) start() {
 	}
 	e.stop = framework.StartController(e.t, cc, c)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func (e *env) createJob(name string, parallelism, completions int32, mutate ...func(*batch.Job)) *batch.Job {
 	e.t.Helper()

@@ -17,7 +17,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
@@ -55,17 +54,13 @@ func setup(t *testing.T) *env {
 	e.ns = ns.Name
 	e.createsBeforeStatus.Store(-1)
 
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			switch {
-			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods"):
-				e.podCreates.Add(1)
-			case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/") && strings.HasSuffix(r.URL.Path, "/status"):
-				e.createsBeforeStatus.CompareAndSwap(-1, e.podCreates.Load())
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods"):
+			e.podCreates.Add(1)
+		case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/") && strings.HasSuffix(r.URL.Path, "/status"):
+			e.createsBeforeStatus.CompareAndSwap(-1, e.podCreates.Load())
+		}
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.ReplicaSetController.ConcurrentRSSyncs = 5
@@ -79,10 +74,6 @@ func setup(t *testing.T) *env {
 	framework.StartController(t, cc, c)
 	return e
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func (e *env) createRS(name string, replicas int32, mutate ...func(*apps.ReplicaSet)) *apps.ReplicaSet {
 	e.t.Helper()

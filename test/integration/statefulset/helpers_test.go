@@ -65,14 +65,10 @@ func setup(t *testing.T) *env {
 // startController runs a new controller (with fresh informers).
 func (e *env) startController() {
 	e.t.Helper()
-	ctrlCfg := rest.CopyConfig(e.cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods") {
-				e.podCreates.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(e.cfg, func(r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+e.ns+"/pods") {
+			e.podCreates.Add(1)
+		}
 	})
 	cc := framework.NewControllerContext(e.t, ctrlCfg)
 	cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs = 5
@@ -85,10 +81,6 @@ func (e *env) startController() {
 	}
 	e.stop = framework.StartController(e.t, cc, c)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // kubelet marks pending pods Running and Ready while kubeletOn.
 func (e *env) kubelet(ctx context.Context) {
