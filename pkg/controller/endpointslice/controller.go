@@ -200,8 +200,16 @@ func (c *Controller) Run(ctx context.Context) {
 		c.recorder = recorder
 		c.reconciler.recorder = recorder
 	}
-	services := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.sync, MaxRetries: maxRetries, WaitFor: c.synced}
-	topology := controller.Workers{Name: c.name + "-topology", Queue: c.topologyQueue, Sync: c.syncTopology, MaxRetries: maxRetries, WaitFor: c.synced}
+	// The zones' shares are known before the first Service sync: upstream
+	// computes them in the topology worker only, racing its Service
+	// workers, so a Service synced first (after every restart, typically)
+	// loses its hints until its next change.
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	_ = c.syncTopology(ctx, topologyKey)
+	services := controller.Workers{Name: c.name, Queue: c.queue, Sync: c.sync, MaxRetries: maxRetries}
+	topology := controller.Workers{Name: c.name + "-topology", Queue: c.topologyQueue, Sync: c.syncTopology, MaxRetries: maxRetries}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

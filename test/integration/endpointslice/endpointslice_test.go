@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
@@ -168,13 +169,19 @@ func TestHeadlessWithHostnames(t *testing.T) {
 }
 
 func TestTopologyAutoHints(t *testing.T) {
-	e := setup(t, 100)
-	// Nodes are shared by the package's tests: node-a is zone-a's.
+	// Nodes are shared by the package's tests: node-a is zone-a's. They
+	// are ready before the controller starts, as after a restart: the
+	// zones must be known to the first Service sync (upstream's topology
+	// worker races its Service workers there, and a Service synced first
+	// keeps no hints until its next change, since only overloaded Services
+	// are re-synced when nodes change).
 	zones := []string{"zone-a", "zone-b", "zone-c"}
 	nodes := []string{"node-a", "node-zone-b", "node-zone-c"}
+	client := kubernetes.NewForConfigOrDie(framework.StartEnv(t))
 	for i, z := range zones {
-		e.node(nodes[i], z, "4")
+		createNode(t, client, nodes[i], z, "4")
 	}
+	e := setup(t, 100)
 	e.service("web", func(s *v1.Service) { s.Annotations = map[string]string{v1.AnnotationTopologyMode: "Auto"} })
 	for i := 0; i < 6; i++ {
 		e.pod(fmt.Sprintf("p%d", i), "web", nodes[i%3], fmt.Sprintf("10.0.2.%d", i+1), true)

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/names"
@@ -50,14 +49,10 @@ func setup(t *testing.T, maxPerSlice int32) *env {
 		t.Fatal(err)
 	}
 	e.ns = ns.Name
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
-				e.sliceWrites.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
+		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
+			e.sliceWrites.Add(1)
+		}
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.EndpointSliceController.ConcurrentServiceEndpointSyncs = 5
@@ -70,31 +65,35 @@ func setup(t *testing.T, maxPerSlice int32) *env {
 	return e
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // node creates (or keeps) a ready node in zone with cpu allocatable.
 func (e *env) node(name, zone, cpu string) {
 	e.t.Helper()
+	createNode(e.t, e.client, name, zone, cpu)
+}
+
+// createNode creates (or keeps) a ready node, with or without a controller
+// running.
+func createNode(t *testing.T, client kubernetes.Interface, name, zone, cpu string) {
+	t.Helper()
+	ctx := context.Background()
 	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	if zone != "" {
 		n.Labels[v1.LabelTopologyZone] = zone
 	}
-	created, err := e.client.CoreV1().Nodes().Create(e.ctx, n, metav1.CreateOptions{})
+	created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {
 		if strings.Contains(err.Error(), "already exists") {
 			return
 		}
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	created.Status = v1.NodeStatus{
 		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
 		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
 		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 	}
-	if _, err := e.client.CoreV1().Nodes().UpdateStatus(e.ctx, created, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
