@@ -27,13 +27,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.cronJobLister.CronJobs(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("CronJob not found, may be it is deleted", "cronjob", klog.KRef(namespace, name))
-		c.written.forget(key)
+		c.written.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	cached = c.written.newest(key, cached)
+	cached = c.written.Newest(key, cached)
 	jobs, err := controllerref.ByControllerUID[*batchv1.Job](c.jobIndexer, cached.UID)
 	if err != nil {
 		return err
@@ -86,6 +86,6 @@ func (c *Controller) writeStatus(ctx context.Context, key string, s *syncState, 
 	if err != nil {
 		return err
 	}
-	c.written.record(key, written)
+	c.written.Record(key, written)
 	return nil
 }

@@ -472,7 +472,7 @@ func TestSyncStartsFromOwnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.cache(t, fresh)
-	if got := f.c.written.newest("ns/cj", fresh); got != fresh {
+	if got := f.c.written.Newest("ns/cj", fresh); got != fresh {
 		t.Error("written copy kept after the cache caught up")
 	}
 }

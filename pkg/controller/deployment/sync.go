@@ -64,7 +64,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	cached, err := c.dLister.Deployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.written.newest(key, nil)
+		c.written.Newest(key, nil)
 		c.statusSpacer.Forget(key)
 		c.steps.done(key)
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
@@ -73,14 +73,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	stored := c.written.newest(key, cached)
+	stored := c.written.Newest(key, cached)
 	s := &syncState{d: stored.DeepCopy(), stored: stored, cacheBehind: stored != cached}
 	err = c.syncDeployment(ctx, s)
 	if perr := c.persist(ctx, s); err == nil {
 		err = perr
 	}
 	if s.stored != stored {
-		c.written.record(key, s.stored)
+		c.written.Record(key, s.stored)
 	}
 	if apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 		// Every further write would fail the same way.

@@ -412,7 +412,7 @@ func TestSyncFromOwnWriteSkipsCreatedCondition(t *testing.T) {
 		if behind {
 			own := cached.DeepCopy()
 			own.ResourceVersion = "7"
-			f.c.written.record("ns/web", own)
+			f.c.written.Record("ns/web", own)
 		}
 		actions, err := f.sync()
 		if err != nil {

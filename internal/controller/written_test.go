@@ -1,17 +1,17 @@
-package deployment
+package controller
 
 import (
 	"testing"
 
 	apps "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestWrittenDeployments(t *testing.T) {
+func TestWritten(t *testing.T) {
 	at := func(rv string, uid types.UID) *apps.Deployment {
-		d := deployment(1)
-		d.ResourceVersion, d.UID = rv, uid
-		return d
+		return &apps.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: rv, UID: uid,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kcm"}}}}
 	}
 	tests := []struct {
 		name      string
@@ -29,11 +29,11 @@ func TestWrittenDeployments(t *testing.T) {
 		{name: "versions not comparable", written: at("x", "u"), cached: at("5", "u"), wantRV: "5", forgotten: true},
 	}
 	for _, tc := range tests {
-		var w writtenDeployments
+		var w Written[apps.Deployment, *apps.Deployment]
 		if tc.written != nil {
-			w.record("ns/web", tc.written)
+			w.Record("ns/web", tc.written)
 		}
-		got := w.newest("ns/web", tc.cached)
+		got := w.Newest("ns/web", tc.cached)
 		if rv := func() string {
 			if got == nil {
 				return ""
