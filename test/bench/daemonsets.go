@@ -66,17 +66,8 @@ func daemonSetsScenario() Scenario {
 // daemonSetSizes returns the number of DaemonSets, of nodes at the start
 // and of nodes the add-nodes phase creates.
 func (p Params) daemonSetSizes() (sets, nodes, newNodes int) {
-	sets, nodes, newNodes = p.DaemonSets, p.DaemonSetNodes, p.DaemonSetNewNodes
-	if sets <= 0 {
-		sets = defaultDaemonSets
-	}
-	if nodes <= 0 {
-		nodes = defaultDaemonSetNodes
-	}
-	if newNodes <= 0 {
-		newNodes = defaultDaemonSetNewNodes
-	}
-	return sets, nodes, newNodes
+	return orDefault(p.DaemonSets, defaultDaemonSets), orDefault(p.DaemonSetNodes, defaultDaemonSetNodes),
+		orDefault(p.DaemonSetNewNodes, defaultDaemonSetNewNodes)
 }
 
 func daemonSetName(i int) string { return fmt.Sprintf(daemonSetNameFormat, i) }

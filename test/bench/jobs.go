@@ -50,14 +50,8 @@ func jobsScenario() Scenario {
 
 // jobSizes returns the jobs scenario's sizes, defaults for zero fields.
 func (p Params) jobSizes() (nodes, completions, parallelism, small, smallSize int) {
-	def := func(v, d int) int {
-		if v <= 0 {
-			return d
-		}
-		return v
-	}
-	return def(p.JobNodes, defaultJobNodes), def(p.JobCompletions, defaultJobComplete), def(p.JobParallelism, defaultJobParallel),
-		def(p.SmallJobs, defaultSmallJobs), def(p.SmallJobCompletions, defaultSmallJobSize)
+	return orDefault(p.JobNodes, defaultJobNodes), orDefault(p.JobCompletions, defaultJobComplete), orDefault(p.JobParallelism, defaultJobParallel),
+		orDefault(p.SmallJobs, defaultSmallJobs), orDefault(p.SmallJobCompletions, defaultSmallJobSize)
 }
 
 func setupJobs(ctx context.Context, env *Env) error {

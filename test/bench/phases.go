@@ -636,3 +636,12 @@ func createNodes(ctx context.Context, env *Env) error {
 		return done == n, fmt.Sprintf("%d/%d done, %d still tainted, %d without podCIDR", done, n, tainted, noCIDR)
 	})
 }
+
+// orDefault returns v, or d when v is not positive (a Params field left
+// unset).
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}

@@ -55,17 +55,8 @@ func endpointsScenario() Scenario {
 // serviceSizes returns the number of Services and their Deployments'
 // replicas before and after the scale phase.
 func (p Params) serviceSizes() (services, replicas, scaleTo int) {
-	services, replicas, scaleTo = p.Services, p.ServiceReplicas, p.ServiceScaleTo
-	if services <= 0 {
-		services = defaultServices
-	}
-	if replicas <= 0 {
-		replicas = defaultServiceReplica
-	}
-	if scaleTo <= 0 {
-		scaleTo = defaultServiceScaleTo
-	}
-	return services, replicas, scaleTo
+	return orDefault(p.Services, defaultServices), orDefault(p.ServiceReplicas, defaultServiceReplica),
+		orDefault(p.ServiceScaleTo, defaultServiceScaleTo)
 }
 
 // newService is a ClusterIP Service over the Deployment of the same name.

@@ -52,17 +52,8 @@ func statefulSetsScenario() Scenario {
 // statefulSetSizes returns the number of StatefulSets and their replicas
 // before and after the scale phase.
 func (p Params) statefulSetSizes() (sets, replicas, scaleTo int) {
-	sets, replicas, scaleTo = p.StatefulSets, p.StatefulSetReplicas, p.StatefulSetScaleTo
-	if sets <= 0 {
-		sets = defaultStatefulSets
-	}
-	if replicas <= 0 {
-		replicas = defaultStatefulSetReplica
-	}
-	if scaleTo <= 0 {
-		scaleTo = defaultStatefulSetScaleTo
-	}
-	return sets, replicas, scaleTo
+	return orDefault(p.StatefulSets, defaultStatefulSets), orDefault(p.StatefulSetReplicas, defaultStatefulSetReplica),
+		orDefault(p.StatefulSetScaleTo, defaultStatefulSetScaleTo)
 }
 
 func statefulSetName(i int) string { return fmt.Sprintf(statefulSetNameFormat, i) }
