@@ -1,0 +1,182 @@
+// Command e2e-node runs `make e2e-node`: a control plane (test/cluster,
+// no kwok) with kcm or, with --upstream, upstream's kube-controller-manager,
+// and one real node on this machine (containerd, runc, a bridge CNI, a
+// TLS-bootstrapped kubelet, kube-proxy and CoreDNS from kubeadm's
+// manifests), then the checks of checks.go, then a teardown that leaves the
+// machine as it found it, also after an error or SIGINT. Needs root.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/cluster"
+	"github.com/kcm-dev/kcm/test/node"
+	"k8s.io/client-go/dynamic"
+)
+
+type options struct {
+	upstream    bool
+	binDir      string
+	workDir     string
+	nodeDir     string
+	timeout     time.Duration
+	keep        bool
+	conformance string
+}
+
+func main() {
+	var o options
+	flag.BoolVar(&o.upstream, "upstream", false, "run upstream's kube-controller-manager instead of kcm")
+	flag.StringVar(&o.binDir, "bin-dir", "", "binaries (default _output/bin)")
+	flag.StringVar(&o.workDir, "work-dir", "", "control plane files and every log, kept (default _output/e2e-node)")
+	flag.StringVar(&o.nodeDir, "node-dir", node.DefaultDir, "the node's state, removed at the end")
+	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run before the teardown")
+	flag.BoolVar(&o.keep, "keep", false, "after the checks, keep everything running until SIGINT (KUBECONFIG is printed)")
+	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run upstream's e2e.test with this --ginkgo.focus against the cluster")
+	flag.Parse()
+	log.SetFlags(log.Ltime | log.Lmicroseconds)
+	if err := run(o); err != nil {
+		log.Printf("e2e-node: FAIL: %v", err)
+		os.Exit(1)
+	}
+	log.Printf("e2e-node: PASS")
+}
+
+func run(o options) (err error) {
+	if os.Geteuid() != 0 {
+		return errors.New("must run as root (it starts containerd and a kubelet)")
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if o.binDir == "" {
+		o.binDir = filepath.Join(root, "_output", "bin")
+	}
+	if o.workDir == "" {
+		o.workDir = filepath.Join(root, "_output", "e2e-node")
+	}
+	for _, b := range append(node.NodeBinaries, "kubectl") {
+		if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
+			return fmt.Errorf("%s missing: hack/tools/build.sh kubectl %s", b, "kubelet kube-proxy agnhost coredns pause")
+		}
+	}
+	if err := node.EnsurePackages(log.Printf); err != nil {
+		return err
+	}
+	hostIP, err := node.HostIP()
+	if err != nil {
+		return err
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+
+	// Signals cancel the run; the teardown below always runs, and ignores
+	// further signals until it is done.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	go func() {
+		s := <-sigs
+		log.Printf("e2e-node: %v: stopping and tearing down", s)
+		cancel()
+		for s := range sigs {
+			log.Printf("e2e-node: %v ignored until the teardown is done", s)
+		}
+	}()
+
+	started := time.Now()
+	n, err := node.New(node.Config{
+		Dir: o.nodeDir, LogDir: filepath.Join(o.workDir, "logs"), BinDir: o.binDir,
+		Name: hostname, IP: hostIP, ClusterDNS: dnsIP, Logf: log.Printf,
+	})
+	if err != nil {
+		return err
+	}
+	var c *cluster.Cluster
+	defer func() {
+		t := time.Now()
+		terr := teardown(c, n)
+		log.Printf("e2e-node: teardown took %v", time.Since(t).Round(time.Millisecond))
+		err = errors.Join(err, terr)
+	}()
+
+	kcm := cluster.OurControllerManager
+	if o.upstream {
+		kcm = cluster.UpstreamControllerManager
+	}
+	t := time.Now()
+	c, err = cluster.Start(ctx, cluster.Options{
+		WorkDir: o.workDir, BinDir: o.binDir, SkipKwok: true,
+		// Pods reach the apiserver through the kubernetes Service, whose
+		// endpoint is the advertise address: this machine's own.
+		AdvertiseAddress:   hostIP,
+		ExtraAPIServerArgs: []string{"--bind-address=0.0.0.0"},
+		ControllerManager:  cluster.ControllerManagerOptions{Binary: kcm},
+		Logf:               log.Printf,
+	})
+	if err != nil {
+		return err
+	}
+	log.Printf("e2e-node: control plane with %s up in %v", kcm, time.Since(t).Round(time.Millisecond))
+	n.CACertFile = c.PKI.CACert
+
+	e := &env{ctx: ctx, c: c, n: n, o: o, hostIP: hostIP, nodeName: hostname,
+		server: "https://" + hostIP + ":" + strconv.Itoa(c.Ports.APIServer), kubectl: filepath.Join(o.binDir, "kubectl")}
+	if e.dyn, err = dynamic.NewForConfig(c.RESTConfig); err != nil {
+		return err
+	}
+	if err := e.all(); err != nil {
+		return err
+	}
+	log.Printf("e2e-node: all checks passed in %v (%s)", time.Since(started).Round(time.Second), kcm)
+	if o.conformance != "" {
+		if err := e.runConformance(o.conformance); err != nil {
+			return err
+		}
+	}
+	if o.keep {
+		log.Printf("e2e-node: --keep: export KUBECONFIG=%s; SIGINT tears down", c.AdminKubeconfig)
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// teardown stops the controller manager first (nothing recreates pods),
+// then the node, the rest of the control plane, and cleans the machine.
+func teardown(c *cluster.Cluster, n *node.Node) error {
+	var errs []error
+	if c != nil {
+		if err := c.StopControllerManager(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	n.Stop()
+	if c != nil {
+		if err := c.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := n.Cleanup(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.Verify(); err != nil {
+		errs = append(errs, err)
+	} else {
+		log.Printf("e2e-node: teardown verified: no process, mount, link, netns, iptables chain, cgroup, sysctl or path of the run is left")
+	}
+	return errors.Join(errs...)
+}

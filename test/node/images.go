@@ -1,0 +1,126 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kcm-dev/kcm/test/node/image"
+)
+
+// Image names, as kubeadm v1.37 and upstream's e2e.test v1.37 expect them.
+const (
+	PauseImage     = "registry.k8s.io/pause:3.10.2"
+	AgnhostImage   = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
+	BusyBoxImage   = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
+	CoreDNSImage   = "registry.k8s.io/coredns/coredns:v1.14.6"
+	KubeProxyImage = "registry.k8s.io/kube-proxy:v1.37.1"
+)
+
+// Binaries of BinDir the images and the node are made of (hack/tools/build.sh
+// builds each when named).
+var NodeBinaries = []string{"kubelet", "kube-proxy", "agnhost", "coredns", "pause"}
+
+// images are the images the node imports, built from binaries in binDir and
+// Debian packages of this machine.
+func images(binDir string) ([]image.Image, error) {
+	bin := func(n string) string { return filepath.Join(binDir, n) }
+	busybox, err := busyboxFiles("/bin")
+	if err != nil {
+		return nil, err
+	}
+	iptables, err := iptablesFiles()
+	if err != nil {
+		return nil, err
+	}
+	return []image.Image{
+		{Name: PauseImage, Files: []image.File{{Path: "/pause", Source: bin("pause")}}, Entrypoint: []string{"/pause"}},
+		// Upstream's agnhost image is Alpine with a shell and tools; busybox
+		// stands in for those.
+		{
+			Name: AgnhostImage,
+			Files: append([]image.File{
+				{Path: "/agnhost", Source: bin("agnhost")},
+				{Path: "/agnhost-2", Link: "agnhost"},
+				{Path: "/tmp/.keep", Data: nil},
+			}, busybox...),
+			Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
+		},
+		{Name: BusyBoxImage, Files: append([]image.File{{Path: "/tmp/.keep"}}, busybox...), Cmd: []string{"sh"}},
+		{Name: CoreDNSImage, Files: []image.File{{Path: "/coredns", Source: bin("coredns")}}, Entrypoint: []string{"/coredns"}},
+		{Name: KubeProxyImage, Files: append([]image.File{{Path: "/usr/local/bin/kube-proxy", Source: bin("kube-proxy")}}, iptables...)},
+	}, nil
+}
+
+// busyboxFiles is Debian's static busybox at dir/busybox and a link to it
+// for each of its applets, plus the files a shell image has.
+func busyboxFiles(dir string) ([]image.File, error) {
+	out, err := exec.Command("/bin/busybox", "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("node: busybox --list: %w (package busybox-static)", err)
+	}
+	files := []image.File{
+		{Path: dir + "/busybox", Source: "/bin/busybox"},
+		{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n")},
+		{Path: "/etc/group", Data: []byte("root:x:0:\nnobody:x:65534:\n")},
+	}
+	for _, a := range strings.Fields(string(out)) {
+		if a != "busybox" {
+			files = append(files, image.File{Path: dir + "/" + a, Link: "busybox"})
+		}
+	}
+	return files, nil
+}
+
+// iptablesFiles is the host's iptables (nft backend, the one kube-proxy
+// shares the tables with), conntrack, their extensions and every shared
+// library they load, at the paths they have on the host.
+func iptablesFiles() ([]image.File, error) {
+	multi, err := filepath.EvalSymlinks("/usr/sbin/iptables-nft")
+	if err != nil {
+		return nil, fmt.Errorf("node: iptables-nft: %w (package iptables)", err)
+	}
+	files := []image.File{{Path: "/usr/sbin/xtables-nft-multi", Source: multi}}
+	for _, n := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore",
+		"iptables-nft", "iptables-nft-save", "iptables-nft-restore", "ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore"} {
+		files = append(files, image.File{Path: "/usr/sbin/" + n, Link: "xtables-nft-multi"})
+	}
+	elfs := []string{multi, "/usr/sbin/conntrack"}
+	files = append(files, image.File{Path: "/usr/sbin/conntrack", Source: "/usr/sbin/conntrack"})
+	ext, _ := filepath.Glob("/usr/lib/x86_64-linux-gnu/xtables/*.so")
+	for _, e := range ext {
+		files = append(files, image.File{Path: e, Source: e, Mode: 0o644})
+		elfs = append(elfs, e)
+	}
+	for _, f := range []string{"/etc/protocols", "/etc/ethertypes"} {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, image.File{Path: f, Source: f, Mode: 0o644})
+		}
+	}
+	libs := map[string]bool{}
+	for _, e := range elfs {
+		out, err := exec.Command("ldd", e).Output()
+		if err != nil {
+			continue // static, or not an ELF file
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "/") {
+					libs[f] = true
+				}
+			}
+		}
+	}
+	var sorted []string
+	for l := range libs {
+		sorted = append(sorted, l)
+	}
+	sort.Strings(sorted)
+	for _, l := range sorted {
+		files = append(files, image.File{Path: l, Source: l})
+	}
+	return files, nil
+}
