@@ -21,7 +21,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance
+.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance e2e-node
 
 all: build
 
@@ -73,6 +73,16 @@ bench: build tools
 # e.g. CONFORMANCE_FLAGS="--focus 'Garbage collector'" (README, Conformance).
 conformance: build tools e2e-test
 	go run ./test/conformance/cmd/conformance $(CONFORMANCE_FLAGS)
+
+# A real node on this machine (containerd, runc, a TLS-bootstrapped kubelet,
+# kube-proxy and CoreDNS) joined to a local control plane run by kcm
+# (E2E_NODE_FLAGS=--upstream: upstream's binary), checked, then torn down;
+# root, installs Debian packages when missing (README, Real node). Built, not
+# go run, so that Ctrl-C reaches it and its teardown runs.
+e2e-node: build tools
+	hack/tools/build.sh kubectl kubelet kube-proxy agnhost coredns pause
+	go build -o $(BIN)/e2e-node ./test/node/cmd/e2e-node
+	$(BIN)/e2e-node $(E2E_NODE_FLAGS)
 
 # Regenerates pkg/features from upstream's feature gates.
 features:
