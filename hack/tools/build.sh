@@ -48,6 +48,9 @@ for b in "${want[@]}"; do
 	kube-apiserver | kube-scheduler) build k8s "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
 	kube-controller-manager) build k8s k8s.io/kubernetes/cmd/kube-controller-manager upstream-kube-controller-manager "$KUBE_LDFLAGS" ;;
 	kwok) build kwok sigs.k8s.io/kwok/cmd/kwok kwok ;;
+	# Upstream's cloud-controller-manager with the parity test provider (kcm's
+	# source, so its hash is in the stamp).
+	upstream-cloud-controller-manager) build ccm . "$b" "$KUBE_LDFLAGS -X main.providerSum=$(cat "$root"/test/parity/cloudprovider/*.go | sha256sum | cut -c1-16)" ;;
 	# Its own module: the suite's test dependencies (ginkgo, gomega…) stay
 	# out of the one the other binaries are built from.
 	e2e.test) build e2e k8s.io/kubernetes/test/e2e e2e.test "$KUBE_LDFLAGS" ;;
