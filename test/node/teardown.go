@@ -205,7 +205,7 @@ func (n *Node) Cleanup() error {
 	}
 	var mine []string
 	for _, m := range ms {
-		if !b.Mounts[m] {
+		if !b.Mounts[m] && n.ours("mount", m) {
 			mine = append(mine, m)
 		}
 	}
@@ -230,7 +230,7 @@ func (n *Node) Cleanup() error {
 	}
 	if ifaces, err := os.ReadDir("/sys/class/net"); err == nil {
 		for _, e := range ifaces {
-			if !b.Links[e.Name()] {
+			if !b.Links[e.Name()] && n.ours("link", e.Name()) {
 				if _, err := run("ip", "link", "delete", e.Name()); err != nil && linkExists(e.Name()) {
 					errs = append(errs, err)
 				}
@@ -248,7 +248,7 @@ func (n *Node) Cleanup() error {
 		subs, _ := os.ReadDir(filepath.Join("/sys/fs/cgroup", c.Name()))
 		for _, d := range subs {
 			p := filepath.Join("/sys/fs/cgroup", c.Name(), d.Name())
-			if d.IsDir() && !b.Cgroups[p] {
+			if d.IsDir() && !b.Cgroups[p] && n.ours("cgroup", p) {
 				if err := removeCgroup(p); err != nil {
 					errs = append(errs, err)
 				}
@@ -379,6 +379,27 @@ func removeCgroup(root string) error {
 	return errors.Join(errs...)
 }
 
+// ours tells whether a mount, link or cgroup the run found new is one the
+// node makes (other programs on the machine may make theirs meanwhile):
+// mounts below the node's directory or the runtime's host paths, the bridge
+// and the veths, the kubelet's kubepods cgroups.
+func (n *Node) ours(kind, name string) bool {
+	switch kind {
+	case "mount":
+		for _, p := range append([]string{n.Dir}, hostPaths...) {
+			if name == p || strings.HasPrefix(name, p+"/") {
+				return true
+			}
+		}
+		return false
+	case "link":
+		return name == "cni0" || strings.HasPrefix(name, "veth")
+	case "cgroup":
+		return strings.HasPrefix(filepath.Base(name), "kubepods")
+	}
+	return true
+}
+
 // leftoverProcs are the processes that belong to the node: those whose
 // command line or executable names the node's directory (containerd, its
 // shims, container processes running from their rootfs) or a node binary,
@@ -435,7 +456,7 @@ func (n *Node) Verify() error {
 	diff := func(what string, before, after map[string]bool) {
 		var extra []string
 		for k := range after {
-			if !before[k] {
+			if !before[k] && n.ours(what, k) {
 				extra = append(extra, k)
 			}
 		}
@@ -447,13 +468,13 @@ func (n *Node) Verify() error {
 			left = append(left, what+": "+strings.Join(extra, ", "))
 		}
 	}
-	diff("links", b.Links, now.Links)
-	diff("network namespaces", b.Netns, now.Netns)
-	diff("mounts", b.Mounts, now.Mounts)
+	diff("link", b.Links, now.Links)
+	diff("network namespace", b.Netns, now.Netns)
+	diff("mount", b.Mounts, now.Mounts)
 	diff("iptables", b.Iptables["iptables"], now.Iptables["iptables"])
 	diff("ip6tables", b.Iptables["ip6tables"], now.Iptables["ip6tables"])
-	diff("cgroups", b.Cgroups, now.Cgroups)
-	diff("paths", b.Paths, now.Paths)
+	diff("cgroup", b.Cgroups, now.Cgroups)
+	diff("path", b.Paths, now.Paths)
 	for k, v := range b.Sysctls {
 		if now.Sysctls[k] != v {
 			left = append(left, fmt.Sprintf("sysctl %s=%s (was %s)", k, now.Sysctls[k], v))

@@ -1,35 +1,101 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/cluster"
+	"github.com/kcm-dev/kcm/test/conformance"
 )
 
-// runConformance runs upstream's e2e.test against the cluster with the
-// given focus, in one process, its output in the work dir.
-func (e *env) runConformance(focus string) error {
-	bin := filepath.Join(e.o.binDir, "e2e.test")
-	logPath := filepath.Join(e.o.workDir, "conformance.log")
+// runConformance runs, after the checks, each spec of
+// test/conformance/excluded.txt matching the expression in its own
+// e2e.test process against this cluster, one after the other, and logs a
+// line per spec and a summary (logs in <work dir>/conformance/).
+func (e *env) runConformance(expr string) error {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return err
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	excluded, err := conformance.LoadExcluded(filepath.Join(root, "test", "conformance", "excluded.txt"))
+	if err != nil {
+		return err
+	}
+	var specs []string
+	for s := range excluded {
+		if re.MatchString(s) {
+			specs = append(specs, s)
+		}
+	}
+	sort.Strings(specs)
+	dir := filepath.Join(e.o.workDir, "conformance")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var passed, failed []string
+	for i, s := range specs {
+		t := time.Now()
+		logPath := filepath.Join(dir, fmt.Sprintf("%02d.log", i))
+		err := e.runSpec(s, logPath, 8*time.Minute)
+		outcome := "PASS"
+		if err != nil {
+			outcome = "FAIL"
+			failed = append(failed, s)
+		} else {
+			passed = append(passed, s)
+		}
+		log.Printf("e2e-node: conformance %s %v %s (%s)", outcome, time.Since(t).Round(time.Second), s, logPath)
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+	}
+	log.Printf("e2e-node: conformance: %d passed, %d failed", len(passed), len(failed))
+	for _, s := range failed {
+		log.Printf("e2e-node: conformance failed: %s", s)
+	}
+	return nil
+}
+
+func (e *env) runSpec(spec, logPath string, timeout time.Duration) error {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	cmd := exec.CommandContext(e.ctx, bin,
+	ctx, cancel := context.WithTimeout(e.ctx, timeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(e.o.binDir, "e2e.test"),
 		"--kubeconfig="+e.c.AdminKubeconfig,
 		"--kubectl-path="+e.kubectl,
-		"--ginkgo.focus="+focus,
-		"--ginkgo.no-color", "--ginkgo.v",
-		"--ginkgo.junit-report="+filepath.Join(e.o.workDir, "conformance.xml"),
+		"--ginkgo.focus="+conformance.FocusFor(spec),
+		"--ginkgo.timeout="+timeout.String(),
+		"--ginkgo.no-color", "--ginkgo.v", "--ginkgo.silence-skips",
 		"--dump-logs-on-failure=false",
 	)
 	cmd.Stdout, cmd.Stderr = f, f
-	log.Printf("e2e-node: running e2e.test --ginkgo.focus=%q (log %s)", focus, logPath)
+	cmd.Dir = filepath.Dir(logPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	fmt.Fprintf(f, "==== %s\n", strings.Join(cmd.Args, " "))
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("e2e.test: %w (see %s)", err, logPath)
+		return err
+	}
+	b, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(b), "Ran 1 of") {
+		return fmt.Errorf("the spec did not run")
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&o.nodeDir, "node-dir", node.DefaultDir, "the node's state, removed at the end")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run before the teardown")
 	flag.BoolVar(&o.keep, "keep", false, "after the checks, keep everything running until SIGINT (KUBECONFIG is printed)")
-	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run upstream's e2e.test with this --ginkgo.focus against the cluster")
+	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run each spec of test/conformance/excluded.txt matching this expression (e.g. .) with upstream's e2e.test")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	if err := run(o); err != nil {
