@@ -103,7 +103,6 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		cache:      newVolumeCache(),
 	}
 	logger := klog.FromContext(ctx)
-	regs := make([]cache.ResourceEventHandlerRegistration, 0, 4)
 	for _, h := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
@@ -127,10 +126,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		if err != nil {
 			return nil, fmt.Errorf("could not add event handler: %w", err)
 		}
-		regs = append(regs, reg)
-	}
-	for _, r := range regs {
-		c.synced = append(c.synced, r.HasSynced)
+		c.synced = append(c.synced, reg.HasSynced)
 	}
 	c.recorder, c.stopRecorder = controller.NewRecorder(ctx, cfg.Client, eventComponent)
 	registerMetrics(c.cache)
