@@ -36,6 +36,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
 	"github.com/kcm-dev/kcm/pkg/controller/resourcequota"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
+	"github.com/kcm-dev/kcm/pkg/controller/selinuxwarning"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccount"
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
 	"github.com/kcm-dev/kcm/pkg/controller/servicecidr"
@@ -110,7 +111,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
 	add(names.ResourceQuota, resourcequota.New)
 	add(names.RootCACertificatePublisher, rootcacertpublisher.New)
-	add(names.SELinuxWarning, nil, off, gates(features.SELinuxChangePolicy))
+	add(names.SELinuxWarning, selinuxwarning.New, off, gates(features.SELinuxChangePolicy))
 	add(names.ServiceCIDR, servicecidr.New, gates(features.MultiCIDRServiceAllocator))
 	add(names.ServiceAccount, serviceaccount.New)
 	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
