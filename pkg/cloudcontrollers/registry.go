@@ -7,7 +7,9 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/pkg/controller/cloudnode"
 	"github.com/kcm-dev/kcm/pkg/controller/cloudnodelifecycle"
+	"github.com/kcm-dev/kcm/pkg/controller/noderoute"
 	"github.com/kcm-dev/kcm/pkg/controller/servicelb"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
@@ -31,8 +33,7 @@ func Aliases() map[string]string {
 }
 
 // Registry returns the cloud controllers, all enabled by default as in
-// upstream's cloud-controller-manager. A nil constructor marks one kcm
-// does not implement yet.
+// upstream's cloud-controller-manager.
 func Registry() controllermanager.Registry {
 	aliases := map[string][]string{}
 	for alias, name := range Aliases() {
@@ -43,9 +44,9 @@ func Registry() controllermanager.Registry {
 		r[name] = &controllermanager.Descriptor{Name: name, Aliases: aliases[name], New: ctor}
 	}
 	add(ServiceLB, servicelb.New)
-	add(CloudNode, nil)
+	add(CloudNode, cloudnode.New)
 	add(CloudNodeLifecycle, cloudnodelifecycle.New)
-	add(NodeRoute, nil)
+	add(NodeRoute, noderoute.New)
 	return r
 }
 

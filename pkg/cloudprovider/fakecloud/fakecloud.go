@@ -14,13 +14,17 @@ type Instance struct {
 	Shutdown bool
 }
 
-// Cloud implements cloudprovider.Interface with InstancesV2 only.
+// Cloud implements cloudprovider.Interface: InstancesV2 (or, after
+// UseInstancesV1, Instances and Zones instead) and Routes.
 type Cloud struct {
 	mu        sync.Mutex
 	instances map[string]Instance
 	calls     map[string]int
-	// Err, when set, is returned by every InstancesV2 call.
+	// Err, when set, is returned by every instance and zone call.
 	err error
+	// v1 makes the cloud offer Instances and Zones instead of InstancesV2.
+	v1 bool
+	routes
 }
 
 var (
@@ -30,7 +34,7 @@ var (
 
 // New returns a fake cloud without instances.
 func New() *Cloud {
-	return &Cloud{instances: map[string]Instance{}, calls: map[string]int{}}
+	return &Cloud{instances: map[string]Instance{}, calls: map[string]int{}, routes: newRoutes()}
 }
 
 // SetInstance adds or replaces the instance of the named node.
@@ -47,7 +51,7 @@ func (c *Cloud) DeleteInstance(node string) {
 	delete(c.instances, node)
 }
 
-// SetError makes every InstancesV2 call fail with err (nil to stop).
+// SetError makes every instance and zone call fail with err (nil to stop).
 func (c *Cloud) SetError(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -97,10 +101,7 @@ func (c *Cloud) InstanceMetadata(_ context.Context, node *v1.Node) (*cloudprovid
 
 func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool)                  { return nil, false }
-func (c *Cloud) Instances() (cloudprovider.Instances, bool)                        { return nil, false }
-func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool)                    { return c, true }
-func (c *Cloud) Zones() (cloudprovider.Zones, bool)                                { return nil, false }
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool)                          { return nil, false }
-func (c *Cloud) Routes() (cloudprovider.Routes, bool)                              { return nil, false }
+func (c *Cloud) Routes() (cloudprovider.Routes, bool)                              { return c, true }
 func (c *Cloud) ProviderName() string                                              { return "fake" }
 func (c *Cloud) HasClusterID() bool                                                { return true }

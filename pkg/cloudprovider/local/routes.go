@@ -12,9 +12,13 @@ import (
 // cluster reach each other without cloud routes. Remembering them lets
 // the node-route-controller see its work done and stop asking.
 type routes struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// byName holds the routes by name and destination: a dual-stack
+	// node's two routes share their name.
 	byName map[string]cloudprovider.Route
 }
+
+func routeKey(r *cloudprovider.Route) string { return r.Name + " " + r.DestinationCIDR }
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
@@ -26,7 +30,7 @@ func (r *routes) ListRoutes(context.Context, string) ([]*cloudprovider.Route, er
 		rt := rt
 		out = append(out, &rt)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return routeKey(out[i]) < routeKey(out[j]) })
 	return out, nil
 }
 
@@ -35,13 +39,13 @@ func (r *routes) CreateRoute(_ context.Context, clusterName, nameHint string, ro
 	defer r.mu.Unlock()
 	rt := *route
 	rt.Name = clusterName + "-" + nameHint
-	r.byName[rt.Name] = rt
+	r.byName[routeKey(&rt)] = rt
 	return nil
 }
 
 func (r *routes) DeleteRoute(_ context.Context, _ string, route *cloudprovider.Route) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.byName, route.Name)
+	delete(r.byName, routeKey(route))
 	return nil
 }
