@@ -23,11 +23,12 @@ const (
 	Scheduler         Component = "kube-scheduler"
 	Kwok              Component = "kwok"
 	ControllerManager Component = "kube-controller-manager"
+	// CloudControllerManager is in cloudcontrollermanager.go.
 )
 
 // stopOrder is the order Stop stops processes in: clients first, storage last.
 func stopOrder() []Component {
-	return []Component{ControllerManager, Kwok, Scheduler, APIServer, Etcd}
+	return []Component{CloudControllerManager, ControllerManager, Kwok, Scheduler, APIServer, Etcd}
 }
 
 // Cluster is a running local control plane. Its exported fields are set by
@@ -62,6 +63,7 @@ type Cluster struct {
 
 	opMu sync.Mutex // serializes Start/Stop and controller-manager operations
 	kcm  kcmState   // guarded by opMu
+	ccm  kcmState   // guarded by opMu: the cloud-controller-manager's
 
 	mu    sync.Mutex // guards procs
 	procs map[Component]*process
@@ -104,6 +106,9 @@ func newCluster(opts Options) (*Cluster, error) {
 	if !opts.ControllerManager.Disabled {
 		bins = append(bins, opts.ControllerManager.Binary)
 	}
+	if opts.CloudControllerManager.Binary != "" {
+		bins = append(bins, opts.binary(opts.CloudControllerManager.Binary, ""))
+	}
 	for _, b := range bins {
 		if err := checkExecutable(b); err != nil {
 			return nil, err
@@ -129,13 +134,14 @@ func newCluster(opts Options) (*Cluster, error) {
 	if err := c.prepareWorkDir(); err != nil {
 		return nil, err
 	}
-	ports, err := allocatePorts(6)
+	ports, err := allocatePorts(7)
 	if err != nil {
 		return nil, err
 	}
 	c.Ports = Ports{
 		EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
 		Scheduler: ports[3], ControllerManager: ports[4], Kwok: ports[5],
+		CloudControllerManager: ports[6],
 	}
 	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(c.Ports.APIServer)
 	if c.AdvertiseAddress == "" {
@@ -240,6 +246,11 @@ func (c *Cluster) startAll(ctx context.Context) error {
 
 	if !c.opts.ControllerManager.Disabled {
 		if err := c.startControllerManager(ctx, c.opts.ControllerManager); err != nil {
+			return err
+		}
+	}
+	if c.opts.CloudControllerManager.Binary != "" {
+		if err := c.startCloudControllerManager(ctx); err != nil {
 			return err
 		}
 	}

@@ -154,10 +154,16 @@ func (c *Cluster) WaitForControllerManagerLeader(ctx context.Context) error {
 	if p == nil {
 		return errors.New("cluster: no kube-controller-manager was started")
 	}
+	return c.waitLeader(ctx, st, p, "kube-controller-manager")
+}
+
+// waitLeader waits until the Lease st names names a holder other than the
+// one it named before p started.
+func (c *Cluster) waitLeader(ctx context.Context, st kcmState, p *process, component string) error {
 	if !st.leaderElect {
 		return nil
 	}
-	what := fmt.Sprintf("Lease %s/%s taken by the new kube-controller-manager", st.leaseNamespace, st.leaseName)
+	what := fmt.Sprintf("Lease %s/%s taken by the new %s", st.leaseNamespace, st.leaseName, component)
 	return waitFor(ctx, c.opts.StartTimeout, what, p, func(ctx context.Context) (bool, error) {
 		h, err := c.leaseHolder(ctx, st.leaseNamespace, st.leaseName)
 		if err != nil {
@@ -199,7 +205,13 @@ func (c *Cluster) leaseHolder(ctx context.Context, namespace, name string) (stri
 // line (the last occurrence of a flag wins, as with pflag). Values must be
 // given as --flag=value.
 func leaderElection(args []string) (namespace, name string, elect bool) {
-	namespace, name, elect = defaultLeaseNamespace, defaultLeaseName, true
+	return leaderElectionWithDefault(args, defaultLeaseName)
+}
+
+// leaderElectionWithDefault is leaderElection for a binary whose Lease is
+// named defName by default.
+func leaderElectionWithDefault(args []string, defName string) (namespace, name string, elect bool) {
+	namespace, name, elect = defaultLeaseNamespace, defName, true
 	for _, a := range args {
 		k, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch k {

@@ -71,6 +71,10 @@ type Options struct {
 	// ControllerManager selects and configures kube-controller-manager.
 	ControllerManager ControllerManagerOptions
 
+	// CloudControllerManager, if its Binary is set, runs a
+	// cloud-controller-manager after kube-controller-manager.
+	CloudControllerManager CloudControllerManagerOptions
+
 	// SkipScheduler and SkipKwok leave those processes out.
 	SkipScheduler, SkipKwok bool
 

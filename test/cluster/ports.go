@@ -17,6 +17,8 @@ type Ports struct {
 	Scheduler            int
 	ControllerManager    int
 	Kwok                 int
+	// CloudControllerManager is reserved even when none runs.
+	CloudControllerManager int
 }
 
 // Port search bounds: from minPort up to the kernel's ephemeral range.

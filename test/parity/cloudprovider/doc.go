@@ -17,10 +17,13 @@
 //     parity.kcm.dev/instance-type, parity.kcm.dev/zone,
 //     parity.kcm.dev/region (defaults parity.small, zone-a, region-1),
 //     addresses from parity.kcm.dev/addresses ("InternalIP=10.0.0.1,
-//     Hostname=n1"; default: the node's own). An instance is gone while the
-//     Node carries the annotation parity.kcm.dev/instance-gone, shut down
-//     while it carries parity.kcm.dev/instance-shutdown.
-//   - Routes: the route table.
+//     Hostname=n1"; default: the node's own), additional labels from
+//     parity.kcm.dev/additional-labels ("k1=v1,k2=v2"). An instance is
+//     gone while the Node carries the annotation
+//     parity.kcm.dev/instance-gone, shut down while it carries
+//     parity.kcm.dev/instance-shutdown.
+//   - Routes: the route table; parity.kcm.dev/route-error on the target
+//     Node makes CreateRoute fail with its value.
 //
 // The cloud's state is kept in the ConfigMaps
 // kube-system/parity-cloud-loadbalancers and kube-system/parity-cloud-routes,

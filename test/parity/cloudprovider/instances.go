@@ -37,6 +37,14 @@ func (instances) InstanceMetadata(_ context.Context, node *v1.Node) (*cloudprovi
 		Zone:         or(node.Annotations[AnnotationZone], "zone-a"),
 		Region:       or(node.Annotations[AnnotationRegion], "region-1"),
 	}
+	for _, kv := range strings.Split(node.Annotations[AnnotationLabels], ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			if md.AdditionalLabels == nil {
+				md.AdditionalLabels = map[string]string{}
+			}
+			md.AdditionalLabels[k] = v
+		}
+	}
 	if s, ok := node.Annotations[AnnotationAddresses]; ok {
 		for _, kv := range strings.Split(s, ",") {
 			kv = strings.TrimSpace(kv)

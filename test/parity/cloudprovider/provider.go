@@ -23,6 +23,8 @@ const (
 	AnnotationZone           = "parity.kcm.dev/zone"
 	AnnotationRegion         = "parity.kcm.dev/region"
 	AnnotationAddresses      = "parity.kcm.dev/addresses"
+	AnnotationLabels         = "parity.kcm.dev/additional-labels"
+	AnnotationRouteError     = "parity.kcm.dev/route-error"
 	AnnotationInstanceGone   = "parity.kcm.dev/instance-gone"
 	AnnotationInstanceShutdn = "parity.kcm.dev/instance-shutdown"
 )

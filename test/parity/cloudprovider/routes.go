@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 
@@ -31,6 +32,11 @@ func (r routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rout
 }
 
 func (r routes) CreateRoute(ctx context.Context, cluster, _ string, route *cloudprovider.Route) error {
+	if msg, err := r.c.routes.nodeAnnotation(ctx, string(route.TargetNode), AnnotationRouteError); err != nil {
+		return err
+	} else if msg != "" {
+		return errors.New(msg)
+	}
 	name := routeName(cluster, route)
 	v := string(route.TargetNode) + " " + route.DestinationCIDR
 	return r.c.routes.update(ctx, func(m map[string]string) { m[name] = v })

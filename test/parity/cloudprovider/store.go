@@ -95,3 +95,22 @@ func (s *store) update(ctx context.Context, change func(map[string]string)) erro
 		return err
 	})
 }
+
+// nodeAnnotation reads an annotation of a Node through the store's client
+// ("" without a client or Node).
+func (s *store) nodeAnnotation(ctx context.Context, node, key string) (string, error) {
+	s.mu.Lock()
+	c := s.client
+	s.mu.Unlock()
+	if c == nil {
+		return "", nil
+	}
+	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return n.Annotations[key], nil
+}
