@@ -26,6 +26,7 @@ import (
 
 type options struct {
 	upstream    bool
+	kcm         string
 	binDir      string
 	workDir     string
 	nodeDir     string
@@ -37,6 +38,7 @@ type options struct {
 func main() {
 	var o options
 	flag.BoolVar(&o.upstream, "upstream", false, "run upstream's kube-controller-manager instead of kcm")
+	flag.StringVar(&o.kcm, "kcm", "", "the kube-controller-manager binary to test (default: kcm's, in the bin dir)")
 	flag.StringVar(&o.binDir, "bin-dir", "", "binaries (default _output/bin)")
 	flag.StringVar(&o.workDir, "work-dir", "", "control plane files and every log, kept (default _output/e2e-node)")
 	flag.StringVar(&o.nodeDir, "node-dir", node.DefaultDir, "the node's state, removed at the end")
@@ -117,6 +119,9 @@ func run(o options) (err error) {
 	kcm := cluster.OurControllerManager
 	if o.upstream {
 		kcm = cluster.UpstreamControllerManager
+	}
+	if o.kcm != "" {
+		kcm = o.kcm
 	}
 	t := time.Now()
 	c, err = cluster.Start(ctx, cluster.Options{
