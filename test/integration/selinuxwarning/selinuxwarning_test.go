@@ -12,6 +12,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
@@ -87,19 +88,34 @@ func createDriver(n framework.Namespace, name string) {
 	n.T.Cleanup(func() { _ = drivers.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 }
 
-// waitConflictEvents waits for upstream's Event on pods a and b.
+// waitConflictEvents waits for upstream's Event on pods a and b. Other
+// conflict Events may come first: pods are looked at one at a time, so
+// when a CSIDriver changes, the first one looked at conflicts with the
+// other's old policy.
 func waitConflictEvents(n framework.Namespace) {
 	n.T.Helper()
 	for _, tc := range []struct{ pod, other, value, otherValue string }{
 		{"a", "b", "s0:c1,c2", "s0:c3,c4"},
 		{"b", "a", "s0:c3,c4", "s0:c1,c2"},
 	} {
-		e := n.WaitEvents("Pod", tc.pod, "SELinuxLabelConflict", 1, timeout)[0]
 		want := `SELinuxLabel ":::` + tc.value + `" conflicts with pod ` + tc.other + ` that uses the same volume as this pod with SELinuxLabel ":::` +
 			tc.otherValue + `". If both pods land on the same node, only one of them may access the volume.`
-		if e.Message != want || e.Type != v1.EventTypeNormal || e.Source.Component != "selinux_warning" {
-			n.T.Errorf("pod %s: %s %q from %q, want Normal %q from selinux_warning", tc.pod, e.Type, e.Message, e.Source.Component, want)
-		}
+		sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": tc.pod, "reason": "SELinuxLabelConflict"}.String()
+		framework.Eventually(n.T, timeout, func() (bool, error) {
+			list, err := n.Client.CoreV1().Events(n.Name).List(n.Ctx, metav1.ListOptions{FieldSelector: sel})
+			if err != nil {
+				return false, err
+			}
+			for _, e := range list.Items {
+				if e.Message == want {
+					if e.Type != v1.EventTypeNormal || e.Source.Component != "selinux_warning" {
+						n.T.Errorf("pod %s: %s Event from %q, want Normal from selinux_warning", tc.pod, e.Type, e.Source.Component)
+					}
+					return true, nil
+				}
+			}
+			return false, nil
+		})
 	}
 }
 
