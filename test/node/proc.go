@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,9 +62,15 @@ func (p *proc) stop(timeout time.Duration) {
 	}
 }
 
-// run runs a command to completion, returning its combined output.
+// run runs a command to completion, returning its combined output. It
+// gives up after a minute, and does not wait for processes the command
+// left holding its output (a containerd shim may).
 func run(name string, args ...string) (string, error) {
-	out, err := exec.Command(name, args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = 2 * time.Second
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}

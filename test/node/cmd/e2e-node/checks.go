@@ -318,7 +318,7 @@ func (e *env) web() error {
 			return err
 		}
 	}
-	probe := fmt.Sprintf(`while true; do if wget -q -O /dev/null -T 2 http://%s/hostname; then echo "$(date +%%s) ok"; else echo "$(date +%%s) FAIL"; fi; sleep 1; done`, e.webIP)
+	probe := fmt.Sprintf(`while true; do if %s | grep -q '^web-'; then echo "$(date +%%s) ok"; else echo "$(date +%%s) FAIL"; fi; sleep 1; done`, httpGet(e.webIP, 2))
 	_, err = cs.CoreV1().Pods(ns).Create(e.ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: clientPod, Namespace: ns},
 		Spec: corev1.PodSpec{
@@ -358,7 +358,7 @@ func (e *env) web() error {
 // with the name of a web pod.
 func (e *env) answers(target string, timeout time.Duration) error {
 	return e.poll(timeout, "http://"+target+" answers from a pod", func() (bool, string, error) {
-		out, err := e.kubectlOut("exec", "-n", ns, clientPod, "--", "wget", "-q", "-O", "-", "-T", "3", "http://"+target+"/hostname")
+		out, err := e.kubectlOut("exec", "-n", ns, clientPod, "--", "sh", "-c", httpGet(target, 3)+" | tail -n 1")
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -368,6 +368,13 @@ func (e *env) answers(target string, timeout time.Duration) error {
 		log.Printf("e2e-node: http://%s/hostname from pod %s: %s", target, clientPod, out)
 		return true, "", nil
 	})
+}
+
+// httpGet is a shell pipeline that GETs /hostname from target, port 80,
+// with busybox's nc (Debian's static busybox wget crashes; nc resolves
+// names through the pod's DNS like any client).
+func httpGet(target string, timeoutSeconds int) string {
+	return fmt.Sprintf(`printf 'GET /hostname HTTP/1.0\r\nHost: web\r\n\r\n' | nc -w %d %s 80`, timeoutSeconds, target)
 }
 
 // watched runs f as a window of the prober's record, then checks that the
