@@ -196,3 +196,26 @@ func TestInstancesAndRoutes(t *testing.T) {
 		t.Errorf("routes after delete %v", list)
 	}
 }
+
+// A dual-stack node's two routes share their name (the node's UID) and
+// are kept apart by destination.
+func TestDualStackRoutes(t *testing.T) {
+	ctx := context.Background()
+	c, _ := New(Config{})
+	routes, _ := c.Routes()
+	for _, cidr := range []string{"10.244.1.0/24", "fd00:10:0:1::/64"} {
+		if err := routes.CreateRoute(ctx, "kubernetes", "uid-1", &cloudprovider.Route{TargetNode: "n1", DestinationCIDR: cidr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ := routes.ListRoutes(ctx, "kubernetes")
+	if len(list) != 2 || list[0].Name != list[1].Name {
+		t.Fatalf("routes %+v", list)
+	}
+	if err := routes.DeleteRoute(ctx, "kubernetes", list[0]); err != nil {
+		t.Fatal(err)
+	}
+	if rest, _ := routes.ListRoutes(ctx, "kubernetes"); len(rest) != 1 || rest[0].DestinationCIDR != list[1].DestinationCIDR {
+		t.Errorf("after deleting one: %+v", rest)
+	}
+}
