@@ -148,32 +148,15 @@ func iptablesState(bin string) map[string]bool {
 	return m
 }
 
-// Stop stops the kubelet, kills every container and sandbox left, and
-// stops containerd. Safe to call more than once.
+// Stop stops the kubelet and containerd. The shims and the containers
+// outlive containerd; Cleanup kills them (no ctr here: a `ctr tasks delete`
+// once never returned during a teardown). Safe to call more than once.
 func (n *Node) Stop() {
-	if n.kubelet != nil {
+	if n.kubelet != nil && !n.kubelet.exited() {
 		n.logf("node: stopping the kubelet")
 		n.kubelet.stop(20 * time.Second)
 	}
 	if n.containerd != nil && !n.containerd.exited() {
-		if out, err := n.ctr("tasks", "ls", "-q"); err == nil {
-			for _, id := range strings.Fields(out) {
-				_, _ = n.ctr("tasks", "kill", "-a", "-s", "SIGKILL", id)
-			}
-			for _, id := range strings.Fields(out) {
-				for i := 0; i < 50; i++ {
-					if _, err := n.ctr("tasks", "delete", id); err == nil {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}
-		}
-		if out, err := n.ctr("containers", "ls", "-q"); err == nil {
-			for _, id := range strings.Fields(out) {
-				_, _ = n.ctr("containers", "delete", id)
-			}
-		}
 		n.logf("node: stopping containerd")
 		n.containerd.stop(20 * time.Second)
 	}
@@ -188,7 +171,7 @@ func (n *Node) Cleanup() error {
 	var errs []error
 	b := n.before
 	// Processes: shims and container processes are not our children.
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 20; i++ {
 		pids := n.leftoverProcs()
 		if len(pids) == 0 {
 			break
