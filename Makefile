@@ -25,8 +25,10 @@ export KUBEBUILDER_ASSETS := $(BIN)
 
 all: build
 
+# Both binaries, kube-controller-manager and cloud-controller-manager,
+# into $(BIN).
 build:
-	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/kube-controller-manager ./cmd/kube-controller-manager
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kube-controller-manager ./cmd/cloud-controller-manager
 
 # Test binaries (etcd, kube-apiserver, kube-scheduler, upstream
 # kube-controller-manager, kwok), built from the Go module proxy; skipped

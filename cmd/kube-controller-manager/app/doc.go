@@ -1,4 +1,5 @@
-// Package app is the kube-controller-manager command: it turns flags into a
-// Config, serves health, metrics and debug endpoints, wins leader election
-// and then builds and runs the enabled controllers.
+// Package app is the kube-controller-manager command: its flags, its
+// registry of upstream's controllers and its /configz. The process itself
+// (serving, leader election, the run loop) is pkg/controllermanager/app,
+// which cloud-controller-manager runs too.
 package app

@@ -1,26 +1,21 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apiserver/pkg/server"
-	restclient "k8s.io/client-go/rest"
-	cliflag "k8s.io/component-base/cli/flag"
-	"k8s.io/component-base/cli/globalflag"
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
-	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
-	"k8s.io/component-base/term"
-	"k8s.io/component-base/version/verflag"
-	"k8s.io/klog/v2"
+	"github.com/spf13/pflag"
 
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app/options"
+	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	cmapp "github.com/kcm-dev/kcm/pkg/controllermanager/app"
 	"github.com/kcm-dev/kcm/pkg/features"
 )
+
+// name is upstream's command name: the process's user agent, the source
+// of its Events and its default Lease.
+const name = "kube-controller-manager"
 
 const long = `The Kubernetes controller manager is a daemon that embeds
 the core control loops shipped with Kubernetes. In applications of robotics and
@@ -40,47 +35,21 @@ func NewCommand() *cobra.Command {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-	cmd := &cobra.Command{
-		Use:           "kube-controller-manager",
-		Long:          long,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			restclient.SetDefaultWarningHandler(restclient.NoWarnings{})
-			return o.Globals.Set()
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			verflag.PrintAndExitIfRequested()
-			if err := logsapi.ValidateAndApply(o.Logs, features.Gate()); err != nil {
-				return err
-			}
-			cliflag.PrintFlags(cmd.Flags())
-			c, err := newConfig(o)
-			if err != nil {
-				return err
-			}
-			ctx := server.SetupSignalContext()
-			// The registry depends on --cloud-provider (pkg/cloudcontrollers).
-			return Run(ctx, c, o.Registry())
-		},
-		Args: func(cmd *cobra.Command, args []string) error {
-			for _, arg := range args {
-				if len(arg) > 0 {
-					return fmt.Errorf("%q does not take any arguments, got %q", cmd.CommandPath(), args)
-				}
-			}
-			return nil
-		},
-	}
 	fss := o.Flags()
-	addGlobalFlags(&fss)
-	fs := cmd.Flags()
-	for _, f := range fss.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
-	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
-	return cmd
+	addGlobalFlags(fss.FlagSet("global"))
+	return cmapp.Command{
+		Use:         name,
+		Long:        long,
+		Flags:       fss,
+		Logs:        o.Logs,
+		FeatureGate: features.Gate(),
+		PreRun:      o.Globals.Set,
+		Config: func() (*cmapp.Config, controllermanager.Registry, error) {
+			c, err := newConfig(o)
+			// The registry depends on --cloud-provider (pkg/cloudcontrollers).
+			return c, o.Registry(), err
+		},
+	}.Cobra()
 }
 
 func newOptions() (*options.Options, error) {
@@ -93,23 +62,8 @@ func newOptions() (*options.Options, error) {
 
 // addGlobalFlags adds --version, --help and klog's flags to the "global"
 // section, as upstream does.
-func addGlobalFlags(fss *cliflag.NamedFlagSets) {
-	verflag.AddFlags(fss.FlagSet("global"))
-	globalflag.AddGlobalFlags(fss.FlagSet("global"), "kube-controller-manager", logs.SkipLoggingConfigurationFlags())
-}
+func addGlobalFlags(fs *pflag.FlagSet) { cmapp.AddGlobalFlags(fs, name) }
 
 // Main runs the command and returns the process exit code: 0, or 1 with
 // one line per problem on stderr.
-func Main() int {
-	logs.InitLogs()
-	defer logs.FlushLogs()
-	cmd := NewCommand()
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		for _, line := range strings.Split(options.ErrorLines(err), "\n") {
-			fmt.Fprintln(os.Stderr, "error: "+line)
-		}
-		klog.Flush()
-		return 1
-	}
-	return 0
-}
+func Main() int { return cmapp.Main(NewCommand()) }

@@ -1,9 +1,7 @@
 package options
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	cmapp "github.com/kcm-dev/kcm/pkg/controllermanager/app"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
 
@@ -55,7 +54,7 @@ func New(registry controllermanager.Registry, globals basecompatibility.Componen
 		Metrics:                   metrics.NewOptions(),
 		Logs:                      logs.NewOptions(),
 		Globals:                   globals,
-		ControllerShutdownTimeout: 10 * time.Second,
+		ControllerShutdownTimeout: cmapp.DefaultControllerShutdownTimeout,
 		registry:                  registry,
 	}
 	o.Generic = cmoptions.NewGenericControllerManagerConfigurationOptions(&o.Component.Generic)
@@ -116,37 +115,12 @@ func (o *Options) Validate() error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// validateGeneric adds the checks upstream leaves to runtime (a fatal log
-// from client-go's leader elector, a rate limiter that never fires).
+// validateGeneric adds to the checks both commands make
+// (cmapp.ValidateGeneric) those of kube-controller-manager's own flags.
 func (o *Options) validateGeneric() []error {
-	var errs []error
-	g := o.Component.Generic
-	cc := g.ClientConnection
-	if cc.QPS < 0 {
-		errs = append(errs, fmt.Errorf("--kube-api-qps=%v: must not be negative", cc.QPS))
-	}
-	if cc.Burst < 0 {
-		errs = append(errs, fmt.Errorf("--kube-api-burst=%d: must not be negative", cc.Burst))
-	}
-	if g.MinResyncPeriod.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("--min-resync-period=%s: must be greater than zero", g.MinResyncPeriod.Duration))
-	}
+	errs := cmapp.ValidateGeneric(&o.Component.Generic)
 	if o.ControllerShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout=%s: must not be negative", o.ControllerShutdownTimeout))
-	}
-	if le := g.LeaderElection; le.LeaderElect {
-		switch {
-		case le.LeaseDuration.Duration <= le.RenewDeadline.Duration:
-			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration=%s must be greater than --leader-elect-renew-deadline=%s", le.LeaseDuration.Duration, le.RenewDeadline.Duration))
-		case le.RenewDeadline.Duration <= time.Duration(1.2*float64(le.RetryPeriod.Duration)):
-			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%s must be greater than 1.2 x --leader-elect-retry-period=%s", le.RenewDeadline.Duration, le.RetryPeriod.Duration))
-		}
-		if le.RetryPeriod.Duration <= 0 {
-			errs = append(errs, fmt.Errorf("--leader-elect-retry-period=%s: must be greater than zero", le.RetryPeriod.Duration))
-		}
-		if le.ResourceName == "" || le.ResourceNamespace == "" {
-			errs = append(errs, errors.New("--leader-elect-resource-name and --leader-elect-resource-namespace must not be empty"))
-		}
 	}
 	if p := o.Component.KubeCloudShared.CloudProviderName; p != "" && p != "external" && !cloudcontrollers.Active(p) {
 		errs = append(errs, fmt.Errorf("--cloud-provider=%s: built-in cloud providers are disabled; set --cloud-provider=external and run an external cloud controller manager", p))
@@ -169,19 +143,6 @@ func (o *Options) validateServingFiles() []error {
 		errs = append(errs, err)
 	}
 	return errs
-}
-
-// ErrorLines formats a validation error as one line per problem.
-func ErrorLines(err error) string {
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		lines := make([]string, 0, len(agg.Errors()))
-		for _, e := range agg.Errors() {
-			lines = append(lines, e.Error())
-		}
-		return strings.Join(lines, "\n")
-	}
-	return err.Error()
 }
 
 // Registry returns the controller registry the options were built with,

@@ -15,9 +15,6 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
-// configzName is upstream's /configz section name.
-const configzName = "kubecontrollermanager.config.k8s.io"
-
 // serve starts the HTTPS endpoints and returns the mux, on which
 // controllers' debug handlers are installed later. /healthz, /livez and
 // /readyz are open to anonymous clients through the default
@@ -27,7 +24,7 @@ func serve(ctx context.Context, c *Config, health *controllermanager.HealthHandl
 	if c.SecureServing == nil {
 		return nil, nil
 	}
-	m := mux.NewPathRecorderMux("kube-controller-manager")
+	m := mux.NewPathRecorderMux(c.Name)
 	health.Install(m)
 	if c.Component.Generic.Debugging.EnableProfiling {
 		routes.Profiling{}.Install(m)
@@ -48,13 +45,12 @@ func serve(ctx context.Context, c *Config, health *controllermanager.HealthHandl
 
 // registerConfigz publishes the configuration under /configz.
 func registerConfigz(c *Config) error {
-	cfgz, err := configz.New(configzName)
+	if c.ConfigzName == "" {
+		return nil
+	}
+	cfgz, err := configz.New(c.ConfigzName)
 	if err != nil {
 		return fmt.Errorf("unable to register configz: %w", err)
 	}
-	external, err := externalConfig(&c.Component)
-	if err != nil {
-		return err
-	}
-	return cfgz.Set(external)
+	return cfgz.Set(c.Configz)
 }

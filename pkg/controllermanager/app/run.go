@@ -26,9 +26,10 @@ import (
 // --controller-shutdown-timeout.
 var errShutdownTimeout = errors.New("controller shutdown timeout reached")
 
-// Run serves the endpoints, then runs the controllers: at once with
-// --leader-elect=false, otherwise while this instance holds the lease. It
-// returns when ctx is cancelled (SIGTERM) and the controllers stopped.
+// Run serves the endpoints, then runs the controllers of registry that
+// --controllers enables: at once with --leader-elect=false, otherwise while
+// this instance holds the Lease. It returns when ctx is cancelled (SIGTERM)
+// and the controllers stopped.
 func Run(ctx context.Context, c *Config, registry controllermanager.Registry) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting", "version", version.Get().GitVersion)
@@ -37,7 +38,7 @@ func Run(ctx context.Context, c *Config, registry controllermanager.Registry) er
 	broadcaster.StartStructuredLogging(0)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: userAgent})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: c.Name})
 
 	if err := registerConfigz(c); err != nil {
 		return err

@@ -53,7 +53,7 @@ func newControllerContext(ctx context.Context, c *Config, controllers, root clie
 	if err != nil {
 		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", "shared-informers", err)
 	}
-	informerName, err := cache.NewInformerName("kube-controller-manager")
+	informerName, err := cache.NewInformerName(c.Name)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create informer name: %w", err)
 	}
