@@ -1,0 +1,218 @@
+package ccm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kcm-dev/kcm/test/integration/framework"
+)
+
+// binary is the cloud-controller-manager under test, built by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ccm-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "cloud-controller-manager")
+	build := exec.Command("go", "build", "-o", binary, "github.com/kcm-dev/kcm/cmd/cloud-controller-manager")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building cloud-controller-manager:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	framework.Main(m)
+}
+
+// process is one running cloud-controller-manager; it is killed when the
+// test ends, and its output logged if the test failed.
+type process struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *process) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+func start(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("cloud-controller-manager logged:\n%s", p.log())
+		}
+	})
+	return p
+}
+
+// writeKubeconfig writes cfg (envtest's admin, client certificates) as a
+// kubeconfig file.
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestLocalProviderLeaseHealthAndLoadBalancer(t *testing.T) {
+	cfg := framework.StartEnv(t)
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	kubeconfig := writeKubeconfig(t, cfg)
+
+	// 192.0.2.0/29 is a documentation range: addresses are only written
+	// into Service status, nothing is sent to them.
+	pool := netip.MustParsePrefix("192.0.2.0/29")
+	cloudConfig := filepath.Join(t.TempDir(), "cloud.yaml")
+	if err := os.WriteFile(cloudConfig, []byte("loadBalancerCIDRs: ["+pool.String()+"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	p := start(t,
+		"--cloud-provider=local",
+		"--cloud-config="+cloudConfig,
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--v=2",
+	)
+
+	// The Lease, under upstream's default name, held by this process
+	// (its identity starts with the host name).
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, func() (bool, error) {
+		lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		h := lease.Spec.HolderIdentity
+		return h != nil && strings.HasPrefix(*h, host+"_"), nil
+	})
+
+	// /healthz on the secure port, anonymous as upstream allows it.
+	httpClient := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // self-signed serving cert
+	}
+	framework.Eventually(t, 30*time.Second, func() (bool, error) {
+		resp, err := httpClient.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+
+	// A LoadBalancer Service gets an address from the pool.
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ccm-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ccm-node"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), "ccm-node", metav1.DeleteOptions{}) })
+	if _, err := client.CoreV1().Services(ns.Name).Create(ctx, &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: v1.ServiceSpec{
+			Type:     v1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": "web"},
+			Ports:    []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	framework.Eventually(t, 60*time.Second, func() (bool, error) {
+		svc, err := client.CoreV1().Services(ns.Name).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 {
+			got = ing[0].IP
+			return true, nil
+		}
+		return false, nil
+	})
+	addr, err := netip.ParseAddr(got)
+	if err != nil || !pool.Contains(addr) {
+		t.Fatalf("Service address %q is not from the pool %s", got, pool)
+	}
+	// The controllers run under the CCM's own name.
+	if log := p.log(); !strings.Contains(log, "service-lb-controller") {
+		t.Errorf("the log does not mention service-lb-controller")
+	}
+}
