@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -174,6 +175,35 @@ func TestLocalProviderLeaseHealthAndLoadBalancer(t *testing.T) {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
+	})
+
+	// /configz, for an authorized client (the admin's certificate,
+	// authenticated and authorized through the apiserver), shows upstream's
+	// configuration type.
+	cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpClient.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}}
+	framework.Eventually(t, 30*time.Second, func() (bool, error) {
+		resp, err := httpClient.Get(fmt.Sprintf("https://127.0.0.1:%d/configz", port))
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			// 403 for system:anonymous until the client CA from
+			// kube-system/extension-apiserver-authentication is loaded.
+			t.Logf("/configz: %d %s", resp.StatusCode, body)
+			return false, nil
+		}
+		for _, want := range []string{`"cloudcontrollermanager.config.k8s.io":{`, `"kind":"CloudControllerManagerConfiguration"`, `"resourceName":"cloud-controller-manager"`, `"Name":"local"`} {
+			if !strings.Contains(string(body), want) {
+				return false, fmt.Errorf("/configz lacks %s: %s", want, body)
+			}
+		}
+		return true, nil
 	})
 
 	// A LoadBalancer Service gets an address from the pool.
