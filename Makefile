@@ -45,7 +45,7 @@ e2e-test:
 # does not report the interrupt as a failure.
 run: build tools
 	go build -o $(BIN)/localup ./hack/localup
-	$(BIN)/localup --kcm $(BIN)/kube-controller-manager
+	$(BIN)/localup --kcm $(BIN)/kube-controller-manager $(RUN_FLAGS)
 
 test: build tools
 	go test $(GO_TEST_FLAGS) ./...

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,6 +47,7 @@ func run() error {
 		upstream = flag.Bool("upstream", false, "run upstream's kube-controller-manager (<bin-dir>/"+cluster.UpstreamControllerManager+") instead of --kcm")
 		nodes    = flag.Int("nodes", 3, "number of fake kwok nodes to create")
 		timeout  = flag.Duration("start-timeout", 3*time.Minute, "how long each component may take to become ready")
+		lbCIDR   = flag.String("lb-cidr", "", "run kcm's cloud-controller-manager with the local cloud provider beside the controller manager, LoadBalancer Service addresses from this pool (e.g. 172.18.255.0/28; empty: no cloud-controller-manager, as kubeadm)")
 		kcmArgs  stringList
 	)
 	flag.Var(&kcmArgs, "kcm-arg", "extra kube-controller-manager argument, e.g. --kcm-arg=--v=4 (repeatable)")
@@ -62,12 +64,17 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	ccm, err := cloudControllerManager(*workDir, *lbCIDR)
+	if err != nil {
+		return err
+	}
 	c, err := cluster.Start(ctx, cluster.Options{
-		WorkDir:           *workDir,
-		BinDir:            *binDir,
-		ControllerManager: cluster.ControllerManagerOptions{Binary: bin, ExtraArgs: kcmArgs},
-		StartTimeout:      *timeout,
-		Logf:              log.Printf,
+		WorkDir:                *workDir,
+		BinDir:                 *binDir,
+		ControllerManager:      cluster.ControllerManagerOptions{Binary: bin, ExtraArgs: kcmArgs},
+		CloudControllerManager: ccm,
+		StartTimeout:           *timeout,
+		Logf:                   log.Printf,
 	})
 	if err != nil {
 		return err
@@ -148,4 +155,27 @@ func formatPIDs(pids map[cluster.Component]int) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
+}
+
+// cloudControllerManager returns the cloud-controller-manager to run for
+// --lb-cidr: kcm's, with the local provider and a cloud config (written
+// to the work dir) naming the pool; none without a pool.
+func cloudControllerManager(workDir, lbCIDR string) (cluster.CloudControllerManagerOptions, error) {
+	if lbCIDR == "" {
+		return cluster.CloudControllerManagerOptions{}, nil
+	}
+	if _, err := netip.ParsePrefix(lbCIDR); err != nil {
+		return cluster.CloudControllerManagerOptions{}, fmt.Errorf("--lb-cidr: %w", err)
+	}
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return cluster.CloudControllerManagerOptions{}, err
+	}
+	config := filepath.Join(workDir, "cloud-config.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf("loadBalancerCIDRs: [%q]\n", lbCIDR)), 0o644); err != nil {
+		return cluster.CloudControllerManagerOptions{}, err
+	}
+	return cluster.CloudControllerManagerOptions{
+		Binary:    "cloud-controller-manager",
+		ExtraArgs: []string{"--cloud-provider=local", "--cloud-config=" + config},
+	}, nil
 }
