@@ -25,7 +25,11 @@
 // controllerManagerArgs (appended to kubeadm's command line for both
 // binaries), dualStack (IPv4 and IPv6 Service and pod ranges), metricsAPI
 // (the test metrics API, test/metricsapi, runs beside the cluster, registered
-// by APIService; metrics steps set its values), objects
+// by APIService; metrics steps set its values), cloud ({args, config}: a
+// cloud-controller-manager runs beside the controller manager with the
+// parity test provider, test/parity/cloudprovider: upstream's,
+// hack/tools/ccm, beside upstream, and kcm's beside kcm; args are appended
+// to both command lines, config is the --cloud-config file), objects
 // (applied in order before the steps), steps, settle (before the capture;
 // default quiet 3s, timeout 60s), capture, ignore, and timeout (the whole run
 // on one binary; default 5m).
@@ -50,6 +54,7 @@
 //	controllerManager: stop|kill|start|restart              start/restart wait for the Lease
 //	controllerManager: start-upstream  upstream's binary, whichever the run's: objects made under
 //	                                   upstream, handed to the run's binary by stop then start
+//	cloudControllerManager: stop|start|restart   the scenario's cloud-controller-manager (cloud)
 //	settle: {quiet: 3s, timeout: 60s}  until the captured state stops changing
 //	nodes: 2                           kwok Nodes kwok-node-0, -1 exist (one at a time: deterministic CIDRs)
 //	metrics: {usage: [{namespace, selector, container, resources: {cpu: 200m}}],

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app"
+	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
@@ -23,7 +24,8 @@ type Registry interface {
 }
 
 // DefaultRegistry returns the registry compiled into kcm's command.
-func DefaultRegistry() Registry { return registry{app.NewRegistry()} }
+// and the cloud group (the cloud scenarios' kcm-cloud runs it).
+func DefaultRegistry() Registry { return registry{cloudcontrollers.With(app.NewRegistry())} }
 
 type registry struct{ r controllermanager.Registry }
 

@@ -60,6 +60,16 @@ func Run(ctx context.Context, scenarios []*Scenario, opts Options) []Result {
 		opts.Upstream = cluster.UpstreamControllerManager
 	}
 	results := make([]Result, 0, len(scenarios))
+	if err := prepareCloud(ctx, scenarios, opts); err != nil {
+		for _, s := range scenarios {
+			r := Result{Scenario: s, Status: StatusError, Reason: err.Error()}
+			if opts.OnResult != nil {
+				opts.OnResult(r)
+			}
+			results = append(results, r)
+		}
+		return results
+	}
 	for _, s := range scenarios {
 		r := runScenario(ctx, s, opts)
 		if opts.OnResult != nil {
@@ -97,17 +107,21 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 	if opts.SelfCheck {
 		second, secondBin = labelUpstream2, opts.Upstream
 	}
+	secondCloud := OurCloudBinary
+	if opts.SelfCheck {
+		secondCloud = UpstreamCloudBinary
+	}
 	texts := map[string]string{}
 	for _, run := range []struct {
-		label, binary string
-		strict        bool // a failing step is the scenario's fault
+		label, binary, cloud string
+		strict               bool // a failing step is the scenario's fault
 	}{
-		{first, opts.Upstream, true},
-		{second, secondBin, opts.SelfCheck},
+		{first, opts.Upstream, UpstreamCloudBinary, true},
+		{second, secondBin, secondCloud, opts.SelfCheck},
 	} {
 		opts.Logf("%s: %s: starting", s.Name, run.label)
 		start := time.Now()
-		b := &binaryRun{s: s, binary: run.binary, strict: run.strict, dir: filepath.Join(res.Dir, run.label), opts: opts}
+		b := &binaryRun{s: s, binary: run.binary, cloud: run.cloud, strict: run.strict, dir: filepath.Join(res.Dir, run.label), opts: opts}
 		text, err := b.run(ctx)
 		took := time.Since(start).Round(time.Second)
 		res.Runs = append(res.Runs, RunTime{Label: run.label, Took: took})
@@ -142,6 +156,7 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 type binaryRun struct {
 	s      *Scenario
 	binary string
+	cloud  string // the cloud-controller-manager when the scenario has cloud
 	strict bool
 	dir    string
 	opts   Options
@@ -165,6 +180,10 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 		fmt.Fprintf(logFile, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 	}
 
+	cloud, err := b.s.cloudOptions(b.dir, b.cloud)
+	if err != nil {
+		return "", err
+	}
 	c, err := cluster.Start(ctx, cluster.Options{
 		WorkDir: b.dir,
 		BinDir:  b.opts.BinDir,
@@ -172,8 +191,9 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 			Binary:    b.binary,
 			ExtraArgs: b.s.ControllerManagerArgs,
 		},
-		DualStack: b.s.DualStack,
-		Logf:      logf,
+		CloudControllerManager: cloud,
+		DualStack:              b.s.DualStack,
+		Logf:                   logf,
 	})
 	if err != nil {
 		return "", err
@@ -185,6 +205,11 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 	}()
 	if err := c.WaitForControllerManagerLeader(ctx); err != nil {
 		return "", err
+	}
+	if cloud.Binary != "" {
+		if err := c.WaitForCloudControllerManagerLeader(ctx); err != nil {
+			return "", err
+		}
 	}
 	sess, err := newSession(c, b.s, b.opts.Upstream, logf)
 	if err != nil {

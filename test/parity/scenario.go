@@ -34,6 +34,7 @@ type Scenario struct {
 	ControllerManagerArgs []string      `json:"controllerManagerArgs,omitempty"`
 	DualStack             bool          `json:"dualStack,omitempty"`
 	MetricsAPI            bool          `json:"metricsAPI,omitempty"`
+	Cloud                 *Cloud        `json:"cloud,omitempty"`
 	Objects               Objects       `json:"objects,omitempty"`
 	Steps                 []Step        `json:"steps,omitempty"`
 	Settle                *Settle       `json:"settle,omitempty"`
@@ -74,10 +75,13 @@ type Step struct {
 	Delete            *DeleteStep   `json:"delete,omitempty"`
 	Wait              *WaitStep     `json:"wait,omitempty"`
 	ControllerManager string        `json:"controllerManager,omitempty"`
-	Nodes             *int          `json:"nodes,omitempty"`
-	Evict             *EvictStep    `json:"evict,omitempty"`
-	Settle            *Settle       `json:"settle,omitempty"`
-	Metrics           *MetricsStep  `json:"metrics,omitempty"`
+	// CloudControllerManager is stop, start or restart of the scenario's
+	// cloud-controller-manager (cloud).
+	CloudControllerManager string       `json:"cloudControllerManager,omitempty"`
+	Nodes                  *int         `json:"nodes,omitempty"`
+	Evict                  *EvictStep   `json:"evict,omitempty"`
+	Settle                 *Settle      `json:"settle,omitempty"`
+	Metrics                *MetricsStep `json:"metrics,omitempty"`
 }
 
 // PatchStep patches an object (type merge by default), or with Selector
@@ -376,6 +380,12 @@ func (st *Step) validate() error {
 			errs = append(errs, fmt.Errorf("controllerManager: %q: want stop, kill, start, restart or start-upstream", st.ControllerManager))
 		}
 	}
+	if st.CloudControllerManager != "" {
+		set = append(set, "cloudControllerManager")
+		if !slices.Contains([]string{cmStop, cmStart, cmRestart}, st.CloudControllerManager) {
+			errs = append(errs, fmt.Errorf("cloudControllerManager: %q: want stop, start or restart", st.CloudControllerManager))
+		}
+	}
 	if st.Settle != nil {
 		set = append(set, "settle")
 	}
@@ -457,6 +467,8 @@ func (st *Step) String() string {
 		return fmt.Sprintf("wait %s for %s", st.Wait.Ref, f)
 	case st.ControllerManager != "":
 		return st.ControllerManager + " kube-controller-manager"
+	case st.CloudControllerManager != "":
+		return st.CloudControllerManager + " cloud-controller-manager"
 	case st.Settle != nil:
 		return "settle"
 	case st.Nodes != nil:

@@ -59,6 +59,8 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 		return r.wait(ctx, st.Wait)
 	case st.ControllerManager != "":
 		return r.controllerManager(ctx, st.ControllerManager)
+	case st.CloudControllerManager != "":
+		return r.cloudControllerManager(ctx, st.CloudControllerManager)
 	case st.Settle != nil:
 		return r.settle(ctx, st.Settle)
 	case st.Nodes != nil:

@@ -31,7 +31,8 @@
 // a scenario captures it and it survives a controller-manager restart as a
 // cloud's would: per load balancer (key <namespace>_<name>) the nodes and
 // ports it was last given, "nodes=n1,n2 ports=http:TCP/80"; per route (key
-// <node>_<CIDR with / as - and : as .>) "<node> <CIDR>". Without a client (no Initialize) it is kept in memory.
+// <node>_<CIDR with . and : as - and / as _>, e.g. n1_10-244-0-0_24)
+// "<node> <CIDR>". Without a client (no Initialize) it is kept in memory.
 //
 // cloud-config (YAML): loadBalancerCIDR: 203.0.113.0/24
 package cloudprovider

@@ -14,9 +14,8 @@ type routes struct{ c *Cloud }
 
 var _ cloudprovider.Routes = routes{}
 
-// Routes are stored as <node>_<CIDR> (ConfigMap key characters) ->
-// "<node> <CIDR>": the name is the same in every run (upstream's name hint
-// is the node's UID).
+// Routes are stored as routeName -> "<node> <CIDR>": the name is the same
+// in every run (upstream's name hint is the node's UID).
 func (r routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Route, error) {
 	state, err := r.c.routes.read(ctx)
 	if err != nil {
@@ -46,7 +45,8 @@ func (r routes) DeleteRoute(ctx context.Context, _ string, route *cloudprovider.
 	return r.c.routes.update(ctx, func(m map[string]string) { delete(m, route.Name) })
 }
 
-// routeName is a ConfigMap key: alphanumerics, '-', '_' and '.'.
+// routeName is a ConfigMap key without dots (a JSONPath in a scenario's
+// wait reads it unescaped): <node>_<CIDR with . and : as - and / as _>.
 func routeName(_ string, route *cloudprovider.Route) string {
-	return string(route.TargetNode) + "_" + strings.NewReplacer("/", "-", ":", ".").Replace(route.DestinationCIDR)
+	return string(route.TargetNode) + "_" + strings.NewReplacer(".", "-", ":", "-", "/", "_").Replace(route.DestinationCIDR)
 }
