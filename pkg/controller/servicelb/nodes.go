@@ -120,7 +120,11 @@ func (c *Controller) syncNodes(ctx context.Context, _ string) error {
 // and reports whether the Service must be synced again.
 func (c *Controller) updateHosts(ctx context.Context, svc *v1.Service) (string, bool) {
 	key := svc.Namespace + "/" + svc.Name
-	if !wantsLoadBalancer(svc) {
+	// A Service whose load balancer is being deleted (the Service worker
+	// caches it before deleting) is not updated: upstream races the two
+	// workers here, and an update landing after the deletion would leave
+	// the provider a load balancer nobody deletes.
+	if !wantsLoadBalancer(svc) || needsCleanup(svc) {
 		return key, false
 	}
 	nodes, err := c.nodeSet()
