@@ -16,6 +16,10 @@ var Packages = map[string]string{
 	"iptables":                    "/usr/sbin/iptables",
 	"conntrack":                   "/usr/sbin/conntrack",
 	"busybox-static":              "/bin/busybox",
+	// The agnhost image's curl and nc (upstream's image is Alpine with
+	// both; conformance specs run `curl` and `nc -v -t` in it).
+	"curl":           "/usr/bin/curl",
+	"netcat-openbsd": "/bin/nc.openbsd",
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins installs.

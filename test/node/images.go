@@ -2,10 +2,11 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/kcm-dev/kcm/test/node/image"
@@ -36,17 +37,22 @@ func images(binDir string) ([]image.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	tools, err := agnhostTools()
+	if err != nil {
+		return nil, err
+	}
 	return []image.Image{
 		{Name: PauseImage, Files: []image.File{{Path: "/pause", Source: bin("pause")}}, Entrypoint: []string{"/pause"}},
 		// Upstream's agnhost image is Alpine with a shell and tools; busybox
-		// stands in for those.
+		// stands in for those, and the host's curl and nc (netcat-openbsd)
+		// for Alpine's, which busybox's applets cannot replace (`nc -v -t`).
 		{
 			Name: AgnhostImage,
-			Files: append([]image.File{
+			Files: append(append([]image.File{
 				{Path: "/agnhost", Source: bin("agnhost")},
 				{Path: "/agnhost-2", Link: "agnhost"},
 				{Path: "/tmp/.keep", Data: nil},
-			}, busybox...),
+			}, busybox...), tools...),
 			Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
 		},
 		{Name: BusyBoxImage, Files: append([]image.File{{Path: "/tmp/.keep"}}, busybox...), Cmd: []string{"sh"}},
@@ -100,6 +106,30 @@ func iptablesFiles() ([]image.File, error) {
 			files = append(files, image.File{Path: f, Source: f, Mode: 0o644})
 		}
 	}
+	return append(files, sharedLibs(elfs)...), nil
+}
+
+// agnhostTools is the host's curl and nc at /usr/bin, ahead of busybox's
+// applets in PATH, with the shared libraries they load.
+func agnhostTools() ([]image.File, error) {
+	curl, nc := "/usr/bin/curl", "/bin/nc.openbsd"
+	for _, f := range []string{curl, nc} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("node: %w (packages curl, netcat-openbsd)", err)
+		}
+	}
+	files := []image.File{{Path: "/usr/bin/curl", Source: curl}, {Path: "/usr/bin/nc", Source: nc}}
+	for _, f := range []string{"/etc/services", "/etc/ssl/certs/ca-certificates.crt"} {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, image.File{Path: f, Source: f, Mode: 0o644})
+		}
+	}
+	return append(files, sharedLibs([]string{curl, nc})...), nil
+}
+
+// sharedLibs is every shared library (and the loader) the ELF files load,
+// by ldd, at the paths they have on the host, sorted.
+func sharedLibs(elfs []string) []image.File {
 	libs := map[string]bool{}
 	for _, e := range elfs {
 		out, err := exec.Command("ldd", e).Output()
@@ -114,13 +144,9 @@ func iptablesFiles() ([]image.File, error) {
 			}
 		}
 	}
-	var sorted []string
-	for l := range libs {
-		sorted = append(sorted, l)
-	}
-	sort.Strings(sorted)
-	for _, l := range sorted {
+	var files []image.File
+	for _, l := range slices.Sorted(maps.Keys(libs)) {
 		files = append(files, image.File{Path: l, Source: l})
 	}
-	return files, nil
+	return files
 }

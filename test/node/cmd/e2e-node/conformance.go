@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 
 // runConformance runs, after the checks, each spec of
 // test/conformance/excluded.txt matching the expression in its own
-// e2e.test process against this cluster, one after the other, and logs a
-// line per spec and a summary (logs in <work dir>/conformance/).
+// e2e.test process against this cluster, --conformance-parallel at a
+// time, and logs a line per spec and a summary (logs in
+// <work dir>/conformance/).
 func (e *env) runConformance(expr string) error {
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -45,23 +47,43 @@ func (e *env) runConformance(expr string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var passed, failed []string
-	for i, s := range specs {
-		t := time.Now()
-		logPath := filepath.Join(dir, fmt.Sprintf("%02d.log", i))
-		err := e.runSpec(s, logPath, 8*time.Minute)
-		outcome := "PASS"
-		if err != nil {
-			outcome = "FAIL"
-			failed = append(failed, s)
-		} else {
-			passed = append(passed, s)
-		}
-		log.Printf("e2e-node: conformance %s %v %s (%s)", outcome, time.Since(t).Round(time.Second), s, logPath)
-		if e.ctx.Err() != nil {
-			return e.ctx.Err()
-		}
+	var (
+		mu             sync.Mutex
+		passed, failed []string
+		next           = make(chan int)
+		wg             sync.WaitGroup
+	)
+	for range max(e.o.parallel, 1) {
+		wg.Go(func() {
+			for i := range next {
+				s, t := specs[i], time.Now()
+				logPath := filepath.Join(dir, fmt.Sprintf("%02d.log", i))
+				err := e.runSpec(s, logPath, 8*time.Minute)
+				mu.Lock()
+				outcome := "PASS"
+				if err != nil {
+					outcome = "FAIL"
+					failed = append(failed, s)
+				} else {
+					passed = append(passed, s)
+				}
+				mu.Unlock()
+				log.Printf("e2e-node: conformance %s %v %s (%s)", outcome, time.Since(t).Round(time.Second), s, logPath)
+			}
+		})
 	}
+	for i := range specs {
+		if e.ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	sort.Strings(failed)
 	log.Printf("e2e-node: conformance: %d passed, %d failed", len(passed), len(failed))
 	for _, s := range failed {
 		log.Printf("e2e-node: conformance failed: %s", s)

@@ -33,6 +33,7 @@ type options struct {
 	timeout     time.Duration
 	keep        bool
 	conformance string
+	parallel    int
 }
 
 func main() {
@@ -45,6 +46,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run before the teardown")
 	flag.BoolVar(&o.keep, "keep", false, "after the checks, keep everything running until SIGINT (KUBECONFIG is printed)")
 	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run each spec of test/conformance/excluded.txt matching this expression (e.g. .) with upstream's e2e.test")
+	flag.IntVar(&o.parallel, "conformance-parallel", 3, "specs --conformance runs at a time (each in its own e2e.test process and namespaces)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	if err := run(o); err != nil {
