@@ -41,6 +41,13 @@ func (e *finalizerExpectations) expected(key string) sets.Set[types.UID] {
 	return nil
 }
 
+// pending reports whether key waits for uid's removal to show.
+func (e *finalizerExpectations) pending(key string, uid types.UID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.uids[key].Has(uid)
+}
+
 // expect adds uids to what key waits for.
 func (e *finalizerExpectations) expect(logger klog.Logger, key string, uids []types.UID) {
 	logger.V(4).Info("Expecting tracking finalizers removed", "key", key, "podUIDs", uids)

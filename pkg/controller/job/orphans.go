@@ -105,6 +105,11 @@ func (c *Controller) releaseFinalizer(ctx context.Context, pod *v1.Pod) error {
 			if !isFinished(job) {
 				return nil // adopted, or still running
 			}
+			if c.finalizers.pending(jobKey(job), pod.UID) {
+				// The Job's last sync removed it; the informer has not
+				// shown that yet (upstream patches again here).
+				return nil
+			}
 		}
 	}
 	if err := c.podControl.PatchPod(ctx, pod.Namespace, pod.Name, patch); err != nil && !apierrors.IsNotFound(err) {

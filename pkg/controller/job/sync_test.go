@@ -458,3 +458,27 @@ func TestHandlersOnlyEnqueue(t *testing.T) {
 		t.Errorf("handlers made %d API calls", n)
 	}
 }
+
+// A finished Job's pod whose finalizer removal the last sync made and the
+// informer has not shown yet is not patched a second time by the orphan
+// worker; once the removal failed (or showed), it is.
+func TestOrphanWorkerSkipsPendingRemovals(t *testing.T) {
+	job := newJob(1, 1, started, jobStatus(batch.JobStatus{Conditions: []batch.JobCondition{{Type: batch.JobComplete, Status: v1.ConditionTrue}}}))
+	pod := newPod(job, "done", podPhase(v1.PodSucceeded))
+	f := newFixture(t, job, pod)
+	logger := klogFor(t)
+	f.c.finalizers.expect(logger, jobKey(job), []types.UID{pod.UID})
+	if err := f.c.syncOrphan(t.Context(), "pod/ns/done"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.pods.Patches); n != 0 {
+		t.Fatalf("%d patches while the removal is pending, want 0", n)
+	}
+	f.c.finalizers.observed(logger, jobKey(job), pod.UID)
+	if err := f.c.syncOrphan(t.Context(), "pod/ns/done"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.pods.Patches); n != 1 {
+		t.Fatalf("%d patches once nothing is pending, want 1", n)
+	}
+}
