@@ -47,6 +47,13 @@ func TestLoadLists(t *testing.T) {
 	if _, err := LoadExcluded(write(t, "noreason.txt", "# why\na\n\nb\n")); err == nil || !strings.Contains(err.Error(), ":4:") {
 		t.Errorf("spec without reason: err = %v, want one naming line 4", err)
 	}
+	two, err := LoadExcluded(write(t, "one.txt", "# needs exec\na\n"), write(t, "two.txt", "# needs a node\nb\n"))
+	if err != nil || two["a"] != "needs exec" || two["b"] != "needs a node" || len(two) != 2 {
+		t.Errorf("two lists: %v, %v", two, err)
+	}
+	if _, err := LoadExcluded(write(t, "x.txt", "# r\na\n"), write(t, "y.txt", "# s\na\n")); err == nil || !strings.Contains(err.Error(), "as well") {
+		t.Errorf("a spec in two lists: err = %v", err)
+	}
 }
 
 func TestSelectAndFocus(t *testing.T) {

@@ -23,20 +23,27 @@ func LoadSpecs(path string) ([]string, error) {
 	return names, nil
 }
 
-// LoadExcluded reads the exclusion list: blocks of one or more "# reason"
+// LoadExcluded reads exclusion lists: blocks of one or more "# reason"
 // lines followed by the spec names they apply to. Every excluded spec needs a
-// reason; it maps each name to its reason.
-func LoadExcluded(path string) (map[string]string, error) {
-	entries, err := readList(path)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(entries))
-	for _, e := range entries {
-		if e.reason == "" {
-			return nil, fmt.Errorf("%s:%d: excluded spec without a reason (a # line above it): %s", path, e.line, e.name)
+// reason, and one spec may be in only one of the lists; it maps each name to
+// its reason.
+func LoadExcluded(paths ...string) (map[string]string, error) {
+	out := map[string]string{}
+	where := map[string]string{}
+	for _, path := range paths {
+		entries, err := readList(path)
+		if err != nil {
+			return nil, err
 		}
-		out[e.name] = e.reason
+		for _, e := range entries {
+			if e.reason == "" {
+				return nil, fmt.Errorf("%s:%d: excluded spec without a reason (a # line above it): %s", path, e.line, e.name)
+			}
+			if w, dup := where[e.name]; dup {
+				return nil, fmt.Errorf("%s:%d: %s is listed in %s as well", path, e.line, e.name, w)
+			}
+			out[e.name], where[e.name] = e.reason, path
+		}
 	}
 	return out, nil
 }

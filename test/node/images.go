@@ -1,24 +1,36 @@
 package node
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"maps"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kcm-dev/kcm/test/node/image"
 )
 
 // Image names, as kubeadm v1.37 and upstream's e2e.test v1.37 expect them.
 const (
-	PauseImage     = "registry.k8s.io/pause:3.10.2"
-	AgnhostImage   = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
-	BusyBoxImage   = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
-	CoreDNSImage   = "registry.k8s.io/coredns/coredns:v1.14.6"
-	KubeProxyImage = "registry.k8s.io/kube-proxy:v1.37.1"
+	PauseImage   = "registry.k8s.io/pause:3.10.2"
+	AgnhostImage = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
+	// AgnhostPrevImage is the agnhost version the StatefulSet specs run
+	// (its test-webserver); the same image here.
+	AgnhostPrevImage = "registry.k8s.io/e2e-test-images/agnhost:2.55"
+	BusyBoxImage     = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
+	CoreDNSImage     = "registry.k8s.io/coredns/coredns:v1.14.6"
+	KubeProxyImage   = "registry.k8s.io/kube-proxy:v1.37.1"
 )
 
 // Binaries of BinDir the images and the node are made of (hack/tools/build.sh
@@ -41,24 +53,43 @@ func images(binDir string) ([]image.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []image.Image{
-		{Name: PauseImage, Files: []image.File{{Path: "/pause", Source: bin("pause")}}, Entrypoint: []string{"/pause"}},
-		// Upstream's agnhost image is Alpine with a shell and tools; busybox
-		// stands in for those, and the host's curl and nc (netcat-openbsd)
-		// for Alpine's, which busybox's applets cannot replace (`nc -v -t`).
-		{
-			Name: AgnhostImage,
+	crt, key, err := localhostCert()
+	if err != nil {
+		return nil, err
+	}
+	// Upstream's agnhost image is Alpine with a shell and tools; busybox
+	// stands in for those, and the host's curl and nc (netcat-openbsd) for
+	// Alpine's, which busybox's applets cannot replace (`nc -v -t`). Its
+	// /localhost.crt and .key are porter's TLS pair; the StatefulSet specs
+	// probe test-webserver for /localhost.crt and break the probe by
+	// moving it away.
+	agnhost := func(name string) image.Image {
+		return image.Image{
+			Name: name,
 			Files: append(append([]image.File{
 				{Path: "/agnhost", Source: bin("agnhost")},
 				{Path: "/agnhost-2", Link: "agnhost"},
 				{Path: "/tmp/.keep", Data: nil},
-			}, busybox...), tools...),
+				{Path: "/localhost.crt", Data: crt},
+				{Path: "/localhost.key", Data: key, Mode: 0o600},
+			}, withoutShell(busybox)...), tools...),
 			Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-		},
+		}
+	}
+	return []image.Image{
+		{Name: PauseImage, Files: []image.File{{Path: "/pause", Source: bin("pause")}}, Entrypoint: []string{"/pause"}},
+		agnhost(AgnhostImage), agnhost(AgnhostPrevImage),
 		{Name: BusyBoxImage, Files: append([]image.File{{Path: "/tmp/.keep"}}, busybox...), Cmd: []string{"sh"}},
 		{Name: CoreDNSImage, Files: []image.File{{Path: "/coredns", Source: bin("coredns")}}, Entrypoint: []string{"/coredns"}},
 		{Name: KubeProxyImage, Files: append([]image.File{{Path: "/usr/local/bin/kube-proxy", Source: bin("kube-proxy")}}, iptables...)},
 	}, nil
+}
+
+// withoutShell is files without /bin/sh: Debian's busybox shell runs its
+// own applets before any program in PATH (it is built "standalone"), so
+// that `sh -c 'nc -v …'` would never reach the image's nc.
+func withoutShell(files []image.File) []image.File {
+	return slices.DeleteFunc(slices.Clone(files), func(f image.File) bool { return f.Path == "/bin/sh" })
 }
 
 // busyboxFiles is Debian's static busybox at dir/busybox and a link to it
@@ -110,21 +141,22 @@ func iptablesFiles() ([]image.File, error) {
 }
 
 // agnhostTools is the host's curl and nc at /usr/bin, ahead of busybox's
-// applets in PATH, with the shared libraries they load.
+// applets in PATH, and its dash as /bin/sh, with the shared libraries
+// they load.
 func agnhostTools() ([]image.File, error) {
-	curl, nc := "/usr/bin/curl", "/bin/nc.openbsd"
-	for _, f := range []string{curl, nc} {
+	curl, nc, dash := "/usr/bin/curl", "/bin/nc.openbsd", "/usr/bin/dash"
+	for _, f := range []string{curl, nc, dash} {
 		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("node: %w (packages curl, netcat-openbsd)", err)
+			return nil, fmt.Errorf("node: %w (packages curl, netcat-openbsd, dash)", err)
 		}
 	}
-	files := []image.File{{Path: "/usr/bin/curl", Source: curl}, {Path: "/usr/bin/nc", Source: nc}}
+	files := []image.File{{Path: "/usr/bin/curl", Source: curl}, {Path: "/usr/bin/nc", Source: nc}, {Path: "/bin/sh", Source: dash}}
 	for _, f := range []string{"/etc/services", "/etc/ssl/certs/ca-certificates.crt"} {
 		if _, err := os.Stat(f); err == nil {
 			files = append(files, image.File{Path: f, Source: f, Mode: 0o644})
 		}
 	}
-	return append(files, sharedLibs([]string{curl, nc})...), nil
+	return append(files, sharedLibs([]string{curl, nc, dash})...), nil
 }
 
 // sharedLibs is every shared library (and the loader) the ELF files load,
@@ -149,4 +181,34 @@ func sharedLibs(elfs []string) []image.File {
 		files = append(files, image.File{Path: l, Source: l})
 	}
 	return files
+}
+
+// localhostCert is a new self-signed certificate for localhost and its
+// key, PEM-encoded (upstream's image carries a fixed pair).
+func localhostCert() (crt, key []byte, err error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }

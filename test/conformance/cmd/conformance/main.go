@@ -36,6 +36,7 @@ func run() int {
 		focus           = flag.String("focus", "", "run only the listed specs matching this regular expression (a full spec name selects one spec)")
 		specsFile       = flag.String("specs", "", "spec list; default test/conformance/specs.txt")
 		excludedFile    = flag.String("excluded", "", "exclusion list; default test/conformance/excluded.txt")
+		nodeFile        = flag.String("node-list", "", "specs that need a real node, run by make e2e-node and excluded here like those of --excluded; default test/conformance/node.txt")
 		includeExcluded = flag.Bool("include-excluded", false, "also run the excluded specs")
 		onlyExcluded    = flag.Bool("only-excluded", false, "run only the excluded specs (to check that they still fail, with --upstream)")
 		clusters        = flag.Int("clusters", 2, "control planes side by side, specs shared among them")
@@ -55,7 +56,7 @@ func run() int {
 	}
 
 	root, err := cluster.RepoRoot()
-	if err != nil && (*specsFile == "" || *excludedFile == "" || *out == "") {
+	if err != nil && (*specsFile == "" || *excludedFile == "" || *nodeFile == "" || *out == "") {
 		log.Printf("conformance: %v", err)
 		return 2
 	}
@@ -66,6 +67,7 @@ func run() int {
 	}
 	def(specsFile, "test", "conformance", "specs.txt")
 	def(excludedFile, "test", "conformance", "excluded.txt")
+	def(nodeFile, "test", "conformance", "node.txt")
 	def(out, "_output", "conformance")
 	if *binDir == "" {
 		*binDir = os.Getenv(cluster.BinDirEnv)
@@ -79,7 +81,7 @@ func run() int {
 		log.Printf("conformance: %v", err)
 		return 2
 	}
-	excluded, err := conformance.LoadExcluded(*excludedFile)
+	excluded, err := conformance.LoadExcluded(*excludedFile, *nodeFile)
 	if err != nil {
 		log.Printf("conformance: %v", err)
 		return 2
@@ -92,7 +94,7 @@ func run() int {
 		}
 	}
 	if bad := conformance.Unlisted(specs, excluded); len(bad) > 0 {
-		log.Printf("conformance: %s excludes specs %s does not list:\n  %s", *excludedFile, *specsFile, strings.Join(bad, "\n  "))
+		log.Printf("conformance: %s or %s excludes specs %s does not list:\n  %s", *excludedFile, *nodeFile, *specsFile, strings.Join(bad, "\n  "))
 		return 2
 	}
 	which := conformance.NotExcluded

@@ -18,8 +18,8 @@ import (
 	"github.com/kcm-dev/kcm/test/conformance"
 )
 
-// runConformance runs, after the checks, each spec of
-// test/conformance/excluded.txt matching the expression in its own
+// runConformance runs, after the checks, each spec of the list (default
+// test/conformance/node.txt) matching the expression in its own
 // e2e.test process against this cluster, --conformance-parallel at a
 // time, and logs a line per spec and a summary (logs in
 // <work dir>/conformance/).
@@ -28,16 +28,20 @@ func (e *env) runConformance(expr string) error {
 	if err != nil {
 		return err
 	}
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return err
+	list := e.o.specList
+	if list == "" {
+		root, err := cluster.RepoRoot()
+		if err != nil {
+			return err
+		}
+		list = filepath.Join(root, "test", "conformance", "node.txt")
 	}
-	excluded, err := conformance.LoadExcluded(filepath.Join(root, "test", "conformance", "excluded.txt"))
+	listed, err := conformance.LoadExcluded(list)
 	if err != nil {
 		return err
 	}
 	var specs []string
-	for s := range excluded {
+	for s := range listed {
 		if re.MatchString(s) {
 			specs = append(specs, s)
 		}

@@ -34,6 +34,7 @@ type options struct {
 	keep        bool
 	conformance string
 	parallel    int
+	specList    string
 }
 
 func main() {
@@ -45,7 +46,8 @@ func main() {
 	flag.StringVar(&o.nodeDir, "node-dir", node.DefaultDir, "the node's state, removed at the end")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run before the teardown")
 	flag.BoolVar(&o.keep, "keep", false, "after the checks, keep everything running until SIGINT (KUBECONFIG is printed)")
-	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run each spec of test/conformance/excluded.txt matching this expression (e.g. .) with upstream's e2e.test")
+	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run each spec of --conformance-list matching this expression (e.g. .) with upstream's e2e.test")
+	flag.StringVar(&o.specList, "conformance-list", "", "the specs --conformance picks from (default test/conformance/node.txt: those make conformance leaves to a real node)")
 	flag.IntVar(&o.parallel, "conformance-parallel", 3, "specs --conformance runs at a time (each in its own e2e.test process and namespaces)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
