@@ -5,9 +5,11 @@
 //
 // The specs to run are listed in specs.txt, one full spec name a line (as
 // e2e.test prints it with --list-tests: container texts and leaf text joined
-// by spaces). Specs that fail with upstream's binary on this control plane as
-// well, because kwok's fake nodes run no containers, are listed with their
-// reason in excluded.txt and not run unless asked.
+// by spaces). Specs that need containers, which kwok's fake nodes do not
+// run, are listed with their reason in node.txt: make e2e-node runs them on
+// a real node (test/node). Specs that fail with upstream's binary as well
+// for another reason would be listed in excluded.txt. Neither list is run
+// here unless asked.
 //
 // Every spec runs in its own e2e.test process with its own deadline, so a
 // spec that hangs costs its timeout and no more. Specs are taken from one

@@ -193,7 +193,7 @@ func Summary(results []Result, excluded int) string {
 	}
 	var b strings.Builder
 	if excluded > 0 {
-		fmt.Fprintf(&b, "%d listed specs left out (test/conformance/excluded.txt)\n", excluded)
+		fmt.Fprintf(&b, "%d listed specs left out (test/conformance/excluded.txt, node.txt)\n", excluded)
 	}
 	fmt.Fprintf(&b, "%d passed, %d failed\n", passed, len(results)-passed)
 	return b.String()
