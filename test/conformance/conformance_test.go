@@ -178,3 +178,26 @@ func TestLastStep(t *testing.T) {
 		t.Errorf("lastStep without failure = %q", got)
 	}
 }
+
+// The repository's lists load, and every spec they leave out is one
+// specs.txt lists.
+func TestRepositoryLists(t *testing.T) {
+	specs, err := LoadSpecs("specs.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := LoadExcluded("excluded.txt", "node.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := Unlisted(specs, out); len(bad) > 0 {
+		t.Errorf("left out but not in specs.txt: %q", bad)
+	}
+	node, err := LoadExcluded("node.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(node) == 0 {
+		t.Error("node.txt lists no spec")
+	}
+}
