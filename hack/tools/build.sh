@@ -64,10 +64,14 @@ for b in "${want[@]}"; do
 	esac
 done
 
-# kwok's default stages (the set kwokctl uses) ship inside its module.
-kwokdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
-mkdir -p "$OUT/kwok-stages"
-for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-	install -m 0644 "$kwokdir/kustomize/stage/$f" "$OUT/kwok-stages/$(basename "$f")"
-done
+# kwok's default stages (the set kwokctl uses) ship inside its module,
+# which is in the module cache once kwok was built (not when only other
+# binaries were asked for on a fresh machine: then this waits for kwok).
+kwokdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok 2>/dev/null || true)
+if [[ -n $kwokdir && -d $kwokdir ]]; then
+	mkdir -p "$OUT/kwok-stages"
+	for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+		pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+		install -m 0644 "$kwokdir/kustomize/stage/$f" "$OUT/kwok-stages/$(basename "$f")"
+	done
+fi
