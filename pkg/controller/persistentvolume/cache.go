@@ -207,6 +207,7 @@ func (c *Controller) syncVolumeKey(ctx context.Context, key string) error {
 		logger.Error(err, "Volume deletion encountered", "volumeName", old.Name)
 	}
 	logger.V(4).Info("volume deleted", "volumeName", old.Name)
+	c.opTimes.done(old.Name)
 	if old.Spec.ClaimRef != nil {
 		c.claimQueue.Add(claimRefKey(old.Spec.ClaimRef))
 	}
@@ -240,6 +241,7 @@ func (c *Controller) syncClaimKey(ctx context.Context, key string) error {
 		logger.Error(err, "Claim deletion encountered", "PVC", klog.KObj(old))
 	}
 	logger.V(4).Info("Claim deleted", "PVC", klog.KObj(old))
+	c.opTimes.forget(key)
 	if old.Spec.VolumeName != "" {
 		c.volumeQueue.Add(old.Spec.VolumeName)
 	}

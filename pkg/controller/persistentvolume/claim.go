@@ -72,14 +72,23 @@ func (c *Controller) syncClaimWithoutVolumeName(ctx context.Context, claim *v1.P
 	}
 	if pv != nil {
 		logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume found", "PVC", klog.KObj(claim), "volumeName", pv.Name)
-		return c.bind(ctx, pv, claim)
+		// A provisioning of this claim (if one was started) ends with
+		// the binding: a failure counts an error, a success its duration.
+		if err := c.bind(ctx, pv, claim); err != nil {
+			c.opTimes.failed(claimKey(claim))
+			return err
+		}
+		c.opTimes.done(claimKey(claim))
+		return nil
 	}
 
 	updated, err := c.assignDefaultStorageClass(ctx, claim)
 	if err != nil {
+		recordRetroactiveStorageClass(err)
 		return fmt.Errorf("can't update PersistentVolumeClaim[%q]: %w", claimKey(claim), err)
 	}
 	if updated {
+		recordRetroactiveStorageClass(nil)
 		// The update queues the claim again.
 		return nil
 	}

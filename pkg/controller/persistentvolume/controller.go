@@ -91,6 +91,9 @@ type Controller struct {
 	// ops runs provisioning, deletion and recycling, one at a time per
 	// claim or volume, with exponential back-off after failures.
 	ops *operations
+	// opTimes holds the starts of provisionings and deletions, for
+	// volume_operation_total_seconds (metrics.go).
+	opTimes *operationTimes
 
 	hostPath hostPathPlugin
 	recycler recycler
@@ -177,6 +180,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		claimQueue:  controller.Queue("claims"),
 		volumeQueue: controller.Queue("volumes"),
 		ops:         newOperations(),
+		opTimes:     newOperationTimes(),
 		hostPath:    newHostPathPlugin(cfg.HostPath),
 		recycler:    recycler{config: cfg.Recycler, client: cfg.Client},
 		broadcaster: broadcaster,
@@ -204,6 +208,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	if _, err := pvcInformer.Informer().AddEventHandlerWithOptions(enqueue(c.claimQueue), cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, err
 	}
+	registerBinderMetrics(c)
 	return c, nil
 }
 

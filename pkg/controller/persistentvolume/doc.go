@@ -43,4 +43,9 @@
 // and makes the volume Available. Provisioning, deletion and recycling run
 // in goroutines, one per claim or volume, backed off exponentially after a
 // failure (operations.go).
+//
+// Upstream's binder metrics (metrics.go): the pv_collector_* gauges read
+// from the controller's view at scrape time, errors and end-to-end
+// durations of provisioning and deletion, the hostPath plugin's own
+// operation durations, and the retroactive StorageClass counters.
 package persistentvolume

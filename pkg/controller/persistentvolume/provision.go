@@ -37,10 +37,18 @@ func (c *Controller) provisionClaim(ctx context.Context, claim *v1.PersistentVol
 	}
 	name := fmt.Sprintf("provision-%s[%s]", claimKey(claim), claim.UID)
 	c.ops.run(logger, name, func() error {
+		key := claimKey(claim)
+		c.opTimes.start(key, provisionerName(internal, class), opNameProvision)
+		var err error
 		if internal {
-			return c.provisionHostPath(ctx, claim, class)
+			err = c.provisionHostPath(ctx, claim, class)
+		} else {
+			err = c.provisionExternal(ctx, claim, class)
 		}
-		return c.provisionExternal(ctx, claim, class)
+		if err != nil {
+			c.opTimes.failed(key)
+		}
+		return err
 	})
 	return nil
 }
@@ -147,7 +155,9 @@ func (c *Controller) provisionHostPath(ctx context.Context, claim *v1.Persistent
 	if class.ReclaimPolicy != nil {
 		reclaim = *class.ReclaimPolicy
 	}
+	start := time.Now()
 	pv, err := c.hostPath.provision(pvName, claim, reclaim)
+	observeStorageOperation(hostPathPluginName, opNameVolumeProvision, start, err)
 	if err != nil {
 		c.rescheduleProvisioning(ctx, claim)
 		c.recorder.Event(claim, v1.EventTypeWarning, reasonProvisioningFailed, fmt.Sprintf("Failed to provision volume with StorageClass %q: %v", class.Name, err))

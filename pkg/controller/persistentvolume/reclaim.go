@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,8 +32,15 @@ func (c *Controller) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume)
 			return nil
 		})
 	case v1.PersistentVolumeReclaimDelete:
+		// The deletion's duration is observed when the volume is gone
+		// (syncVolumeKey); a failed attempt counts an error.
+		c.opTimes.start(pv.Name, c.deleterName(pv), opNameDelete)
 		c.ops.run(logger, fmt.Sprintf("delete-%s[%s]", pv.Name, pv.UID), func() error {
-			return c.deleteVolume(ctx, pv)
+			err := c.deleteVolume(ctx, pv)
+			if err != nil {
+				c.opTimes.failed(pv.Name)
+			}
+			return err
 		})
 	default:
 		_, err := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonUnknownReclaimPolicy, "Volume has unrecognized PersistentVolumeReclaimPolicy")
@@ -109,7 +117,14 @@ func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) 
 // deleteWithPlugin removes the hostPath directory, then the in-tree
 // deletion-protection finalizer.
 func (c *Controller) deleteWithPlugin(ctx context.Context, pv *v1.PersistentVolume) error {
-	if err := c.hostPath.delete(pv); err != nil {
+	start := time.Now()
+	err := c.hostPath.delete(pv)
+	// Upstream times the deleter's Delete only: a volume without a
+	// hostPath source fails before, when the deleter is made.
+	if pv.Spec.HostPath != nil {
+		observeStorageOperation(hostPathPluginName, opNameVolumeDelete, start, err)
+	}
+	if err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Volume deleted", "volumeName", pv.Name)
