@@ -72,23 +72,8 @@ func (c *Cluster) startCloudControllerManager(ctx context.Context) error {
 		return err
 	}
 	args := c.CloudControllerManagerArgs(o.ExtraArgs...)
-	ns, name, elect := leaderElectionWithDefault(args, defaultCloudLeaseName)
-	prev, err := c.leaseHolder(ctx, ns, name)
-	if err != nil {
-		return err
-	}
-	c.ccm = kcmState{opts: ControllerManagerOptions{Binary: o.Binary, ExtraArgs: o.ExtraArgs}, leaseNamespace: ns, leaseName: name, leaderElect: elect, prevHolder: prev}
-
-	c.opts.Logf("cluster: starting cloud-controller-manager %s", bin)
-	p, err := c.start(CloudControllerManager, bin, args)
-	if err != nil {
-		return err
-	}
-	url := "https://127.0.0.1:" + strconv.Itoa(c.Ports.CloudControllerManager) + "/healthz"
-	if err := waitFor(ctx, c.opts.StartTimeout, "cloud-controller-manager /healthz", p, httpOK(insecureHTTP(), url)); err != nil {
-		return fmt.Errorf("cluster: cloud-controller-manager not healthy: %w", err)
-	}
-	return nil
+	opts := ControllerManagerOptions{Binary: o.Binary, ExtraArgs: o.ExtraArgs}
+	return c.launchManager(ctx, CloudControllerManager, &c.ccm, opts, bin, args, defaultCloudLeaseName, c.Ports.CloudControllerManager)
 }
 
 // StopCloudControllerManager stops the cloud-controller-manager as

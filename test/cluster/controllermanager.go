@@ -73,24 +73,30 @@ func (c *Cluster) startControllerManager(ctx context.Context, o ControllerManage
 		return err
 	}
 	args := c.ControllerManagerArgs(o.ExtraArgs...)
+	return c.launchManager(ctx, ControllerManager, &c.kcm, o, bin, args, defaultLeaseName, c.Ports.ControllerManager)
+}
 
-	// Remember who holds the Lease now, so WaitForControllerManagerLeader can
-	// tell the new process taking it over.
-	leaseNS, leaseName, elect := leaderElection(args)
-	prev, err := c.leaseHolder(ctx, leaseNS, leaseName)
+// launchManager starts a controller manager (name: kcm's kind or the cloud
+// one) and waits for its /healthz on port. It first records in st who
+// holds the Lease the arguments name (defaultLease unless
+// --leader-elect-resource-name says otherwise), so that a wait for the
+// leader can tell the new process taking it over.
+func (c *Cluster) launchManager(ctx context.Context, name Component, st *kcmState, o ControllerManagerOptions, bin string, args []string, defaultLease string, port int) error {
+	ns, lease, elect := leaderElectionWithDefault(args, defaultLease)
+	prev, err := c.leaseHolder(ctx, ns, lease)
 	if err != nil {
 		return err
 	}
-	c.kcm = kcmState{opts: o, leaseNamespace: leaseNS, leaseName: leaseName, leaderElect: elect, prevHolder: prev}
+	*st = kcmState{opts: o, leaseNamespace: ns, leaseName: lease, leaderElect: elect, prevHolder: prev}
 
-	c.opts.Logf("cluster: starting kube-controller-manager %s", bin)
-	p, err := c.start(ControllerManager, bin, args)
+	c.opts.Logf("cluster: starting %s %s", name, bin)
+	p, err := c.start(name, bin, args)
 	if err != nil {
 		return err
 	}
-	url := "https://127.0.0.1:" + strconv.Itoa(c.Ports.ControllerManager) + "/healthz"
-	if err := waitFor(ctx, c.opts.StartTimeout, "kube-controller-manager /healthz", p, httpOK(insecureHTTP(), url)); err != nil {
-		return fmt.Errorf("cluster: kube-controller-manager not healthy: %w", err)
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+	if err := waitFor(ctx, c.opts.StartTimeout, string(name)+" /healthz", p, httpOK(insecureHTTP(), url)); err != nil {
+		return fmt.Errorf("cluster: %s not healthy: %w", name, err)
 	}
 	return nil
 }
