@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Refreshes cmd/kube-controller-manager/default.pgo, the CPU profile `go
-# build` optimises kcm with (-pgo=auto): runs the benchmark's deployments
-# phases at 500 QPS on our binary only, taking 20-second CPU profiles from
-# its /debug/pprof/profile (as the cluster's admin) for as long as it runs,
-# and merges them. Needs `make build tools`; takes about 6 minutes.
+# build` optimises kcm with (-pgo=auto): runs the benchmark's phase sets
+# at 500 QPS on our binary only, taking 20-second CPU profiles from its
+# /debug/pprof/profile (as the cluster's admin) for as long as they run,
+# and merges them. PGO_PHASES picks the sets (default: all but nodes, the
+# endpoints and daemonsets sets at reduced size). Needs `make build
+# tools`; takes about 20 minutes (6 for the deployments set alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=_output/pgo
 rm -rf "$out" && mkdir -p "$out/profiles"
 
-go run ./test/bench/cmd/bench --out "$out/bench" --binaries ours --qps-settings 500 --phases deployments >"$out/bench.log" 2>&1 &
+phases=${PGO_PHASES:-deployments,jobs,daemonsets,statefulsets,endpoints,volumes}
+go run ./test/bench/cmd/bench --out "$out/bench" --binaries ours --qps-settings 500 --phases "$phases" \
+	--daemonset-nodes 100 --services 20 >"$out/bench.log" 2>&1 &
 bench=$!
 
 profile() {
@@ -29,5 +33,6 @@ while kill -0 "$bench" 2>/dev/null; do
 	profile || sleep 1
 done
 wait "$bench"
+find "$out/profiles" -size 0 -delete
 go tool pprof -proto "$out"/profiles/cpu-*.pb.gz >cmd/kube-controller-manager/default.pgo
 echo "wrote cmd/kube-controller-manager/default.pgo from $(ls "$out"/profiles | wc -l) profiles"
