@@ -62,7 +62,7 @@ func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.New
 	t := reflect.TypeOf(obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if i, ok := f.informers[t]; ok && i.SharedIndexInformer == inner {
+	if i, ok := f.informers[t]; ok {
 		return i
 	}
 	i := &Informer{SharedIndexInformer: inner, sealed: f.started}
