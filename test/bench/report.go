@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,6 +50,8 @@ type ConfigSummary struct {
 	ExtraArgs   []string      `json:"extraArgs,omitempty"`
 	Settle      time.Duration `json:"settle"`
 	Force       bool          `json:"force,omitempty"`
+	// Repeat is how many times every run was made (absent: once).
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // PhaseInfo names a phase of a phase set.
@@ -59,9 +63,11 @@ type PhaseInfo struct {
 
 // RunResult is one scenario on one binary at one QPS setting.
 type RunResult struct {
-	QPS           string   `json:"qps"`
-	Binary        string   `json:"binary"`
-	Scenario      string   `json:"scenario"`
+	QPS      string `json:"qps"`
+	Binary   string `json:"binary"`
+	Scenario string `json:"scenario"`
+	// Repetition numbers the run from 1 when runs were repeated.
+	Repetition    int      `json:"repetition,omitempty"`
 	BinaryPath    string   `json:"binaryPath,omitempty"`
 	BinaryVersion string   `json:"binaryVersion,omitempty"`
 	ExtraArgs     []string `json:"extraArgs,omitempty"`
@@ -112,14 +118,133 @@ func (r *Results) Write(dir string) error {
 	return writeFile(filepath.Join(dir, "results.md"), r.Markdown())
 }
 
-// Run returns the run of a binary, QPS setting and scenario, nil if none.
+// Run returns the (first) run of a binary, QPS setting and scenario, nil
+// if none.
 func (r *Results) Run(qps, binary, scenario string) *RunResult {
-	for i := range r.Runs {
-		if x := &r.Runs[i]; x.QPS == qps && x.Binary == binary && x.Scenario == scenario {
-			return x
-		}
+	if runs := r.runsOf(qps, binary, scenario); len(runs) > 0 {
+		return runs[0]
 	}
 	return nil
+}
+
+// runsOf returns every repetition of a binary's run of a scenario at a QPS
+// setting, in run order.
+func (r *Results) runsOf(qps, binary, scenario string) []*RunResult {
+	var out []*RunResult
+	for i := range r.Runs {
+		if x := &r.Runs[i]; x.QPS == qps && x.Binary == binary && x.Scenario == scenario {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// summaryPhase returns what the table shows for a phase of a binary: the
+// phase itself when the run was made once, else a phase of the medians of
+// the repetitions that completed it (of those that timed out, if none
+// did), with a note on each repetition that did not.
+func (r *Results) summaryPhase(qps, binary string, pi PhaseInfo) (*PhaseResult, string) {
+	runs := r.runsOf(qps, binary, pi.Set)
+	if len(runs) <= 1 {
+		var run *RunResult
+		if len(runs) == 1 {
+			run = runs[0]
+		}
+		p := run.phase(pi.Name)
+		return p, phaseNote(run, p)
+	}
+	var ok, timedOut []*PhaseResult
+	var notes []string
+	for i, run := range runs {
+		p := run.phase(pi.Name)
+		switch {
+		case p != nil && p.Status == StatusOK:
+			ok = append(ok, p)
+		case p.measured():
+			timedOut = append(timedOut, p)
+		}
+		if n := phaseNote(run, p); n != "" {
+			notes = append(notes, fmt.Sprintf("repetition %d: %s", repetitionNumber(run, i), n))
+		}
+	}
+	note := strings.Join(notes, "; ")
+	switch {
+	case len(ok) > 0:
+		return medianPhase(ok), note
+	case len(timedOut) > 0:
+		return medianPhase(timedOut), note
+	default:
+		return runs[0].phase(pi.Name), note
+	}
+}
+
+func repetitionNumber(run *RunResult, index int) int {
+	if run.Repetition > 0 {
+		return run.Repetition
+	}
+	return index + 1
+}
+
+// medianPhase returns a phase whose every figure is the median of that
+// figure over ps (all of one status; at least one).
+func medianPhase(ps []*PhaseResult) *PhaseResult {
+	med := func(v func(*PhaseResult) float64) float64 {
+		xs := make([]float64, len(ps))
+		for i, p := range ps {
+			xs[i] = v(p)
+		}
+		return Median(xs)
+	}
+	out := &PhaseResult{Name: ps[0].Name, Status: ps[0].Status}
+	out.WallSeconds = med(func(p *PhaseResult) float64 { return p.WallSeconds })
+	out.Process.CPUSeconds = med(func(p *PhaseResult) float64 { return p.Process.CPUSeconds })
+	out.Process.PeakRSSBytes = int64(med(func(p *PhaseResult) float64 { return float64(p.Process.PeakRSSBytes) }))
+	out.Process.FinalRSSBytes = int64(med(func(p *PhaseResult) float64 { return float64(p.Process.FinalRSSBytes) }))
+	out.Requests.Total = int(math.Round(med(func(p *PhaseResult) float64 { return float64(p.Requests.Total) })))
+	keys := map[string]bool{}
+	figures := map[string]bool{}
+	for _, p := range ps {
+		for k := range p.Requests.ByVerbResource {
+			keys[k] = true
+		}
+		for k := range p.Figures {
+			figures[k] = true
+		}
+	}
+	if len(keys) > 0 {
+		out.Requests.ByVerbResource = map[string]int{}
+		for k := range keys {
+			out.Requests.ByVerbResource[k] = int(math.Round(med(func(p *PhaseResult) float64 { return float64(p.Requests.ByVerbResource[k]) })))
+		}
+	}
+	for k := range figures {
+		var xs []float64
+		for _, p := range ps {
+			if v, ok := p.Figures[k]; ok {
+				xs = append(xs, v)
+			}
+		}
+		if out.Figures == nil {
+			out.Figures = map[string]float64{}
+		}
+		out.Figures[k] = Median(xs)
+	}
+	return out
+}
+
+// Median returns the median of xs (the mean of the middle two for an even
+// count), NaN for none. xs is not changed.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // phase returns a run's phase by name, nil if none.
@@ -157,57 +282,99 @@ func columns() []column {
 
 // Table renders the main table: one row per QPS setting and phase, each
 // figure as "upstream / ours (ours÷upstream)" when both binaries ran, with
-// what did not run or finish in the notes.
+// what did not run or finish in the notes. With repeated runs the figures
+// are each binary's medians (RepetitionTable has every repetition).
 func (r *Results) Table() string {
-	both := len(r.Config.Binaries) == 2
 	var b strings.Builder
-	hdr := []string{"QPS", "phase"}
-	for _, c := range columns() {
-		hdr = append(hdr, c.header)
-	}
-	hdr = append(hdr, "notes")
-	row(&b, hdr)
-	sep := make([]string, len(hdr))
-	for i := range sep {
-		sep[i] = "---"
-		if i >= 2 && i < len(hdr)-1 {
-			sep[i] = "--:"
-		}
-	}
-	row(&b, sep)
+	r.tableHeader(&b, nil)
 	for _, q := range r.Config.QPSSettings {
 		for _, pi := range r.Config.Phases {
-			cells := []string{q, pi.Name}
-			byBinary := map[string]*PhaseResult{}
-			var notes []string
-			for _, bin := range r.Config.Binaries {
-				run := r.Run(q, bin, pi.Set)
-				p := run.phase(pi.Name)
-				byBinary[bin] = p
-				if n := phaseNote(run, p); n != "" {
-					notes = append(notes, bin+": "+n)
-				}
-			}
-			for _, c := range columns() {
-				if both {
-					cells = append(cells, pairCell(byBinary[Upstream], byBinary[Ours], c))
-				} else {
-					cells = append(cells, valueCell(byBinary[r.Config.Binaries[0]], c))
-				}
-			}
-			cells = append(cells, strings.Join(notes, "; "))
-			row(&b, cells)
+			r.tableRow(&b, []string{q, pi.Name}, func(bin string) (*PhaseResult, string) {
+				return r.summaryPhase(q, bin, pi)
+			})
 		}
 	}
 	return b.String()
 }
 
+// RepetitionTable renders the table's rows for every repetition, one
+// after another per QPS setting and phase; "" when runs were made once.
+func (r *Results) RepetitionTable() string {
+	if r.Config.Repeat <= 1 {
+		return ""
+	}
+	var b strings.Builder
+	r.tableHeader(&b, []string{"repetition"})
+	for _, q := range r.Config.QPSSettings {
+		for _, pi := range r.Config.Phases {
+			for rep := 1; rep <= r.Config.Repeat; rep++ {
+				r.tableRow(&b, []string{q, pi.Name, strconv.Itoa(rep)}, func(bin string) (*PhaseResult, string) {
+					var run *RunResult
+					for _, x := range r.runsOf(q, bin, pi.Set) {
+						if x.Repetition == rep {
+							run = x
+						}
+					}
+					p := run.phase(pi.Name)
+					return p, phaseNote(run, p)
+				})
+			}
+		}
+	}
+	return b.String()
+}
+
+func (r *Results) tableHeader(b *strings.Builder, extra []string) {
+	hdr := append([]string{"QPS", "phase"}, extra...)
+	lead := len(hdr)
+	for _, c := range columns() {
+		hdr = append(hdr, c.header)
+	}
+	hdr = append(hdr, "notes")
+	row(b, hdr)
+	sep := make([]string, len(hdr))
+	for i := range sep {
+		sep[i] = "---"
+		if i >= lead && i < len(hdr)-1 {
+			sep[i] = "--:"
+		}
+	}
+	row(b, sep)
+}
+
+// tableRow writes one row: the lead cells, then each column's figures of
+// the phase pick returns per binary, then pick's notes.
+func (r *Results) tableRow(b *strings.Builder, cells []string, pick func(bin string) (*PhaseResult, string)) {
+	byBinary := map[string]*PhaseResult{}
+	var notes []string
+	for _, bin := range r.Config.Binaries {
+		p, n := pick(bin)
+		byBinary[bin] = p
+		if n != "" {
+			notes = append(notes, bin+": "+n)
+		}
+	}
+	for _, c := range columns() {
+		if len(r.Config.Binaries) == 2 {
+			cells = append(cells, pairCell(byBinary[Upstream], byBinary[Ours], c))
+		} else {
+			cells = append(cells, valueCell(byBinary[r.Config.Binaries[0]], c))
+		}
+	}
+	cells = append(cells, strings.Join(notes, "; "))
+	row(b, cells)
+}
+
 // TableLegend explains the cells of Table.
 func (r *Results) TableLegend() string {
+	s := "Cells: " + r.Config.Binaries[0] + " only"
 	if len(r.Config.Binaries) == 2 {
-		return "Cells: upstream / ours (ours÷upstream); – = not measured; ≥ = the phase timed out: time, CPU and requests up to its deadline."
+		s = "Cells: upstream / ours (ours÷upstream)"
 	}
-	return "Cells: " + r.Config.Binaries[0] + " only; – = not measured; ≥ = the phase timed out: time, CPU and requests up to its deadline."
+	if r.Config.Repeat > 1 {
+		s += fmt.Sprintf(", each binary's median of %d repetitions (every repetition below)", r.Config.Repeat)
+	}
+	return s + "; – = not measured; ≥ = the phase timed out: time, CPU and requests up to its deadline."
 }
 
 func row(b *strings.Builder, cells []string) {
@@ -294,6 +461,10 @@ func (r *Results) Markdown() string {
 	}
 	b.WriteString("\n" + r.TableLegend() + "\n\n")
 	b.WriteString(r.Table())
+	if rt := r.RepetitionTable(); rt != "" {
+		b.WriteString("\n## Repetitions\n\nThe binaries took turns: repetition 1 of each, then 2, and so on.\n\n")
+		b.WriteString(rt)
+	}
 
 	b.WriteString("\n## Runs\n\n")
 	for _, run := range r.Runs {
@@ -301,7 +472,11 @@ func (r *Results) Markdown() string {
 		if where == "" {
 			where = "not started"
 		}
-		fmt.Fprintf(&b, "- %s, qps %s, %s: %s", run.Binary, run.QPS, run.Scenario, where)
+		fmt.Fprintf(&b, "- %s, qps %s, %s", run.Binary, run.QPS, run.Scenario)
+		if run.Repetition > 0 {
+			fmt.Fprintf(&b, " (repetition %d)", run.Repetition)
+		}
+		fmt.Fprintf(&b, ": %s", where)
 		if run.Setup != nil {
 			fmt.Fprintf(&b, "; setup %s in %.1fs", run.Setup.Status, run.Setup.WallSeconds)
 		}
@@ -316,6 +491,9 @@ func (r *Results) Markdown() string {
 	}
 
 	b.WriteString("\n## Requests by verb and resource\n")
+	if r.Config.Repeat > 1 {
+		b.WriteString("\nEach count is the binary's median over the repetitions.\n")
+	}
 	for _, q := range r.Config.QPSSettings {
 		for _, pi := range r.Config.Phases {
 			r.writeRequestTable(&b, q, pi)
@@ -350,7 +528,7 @@ func (r *Results) writeRequestTable(b *strings.Builder, q string, pi PhaseInfo) 
 	counts := map[string]map[string]int{}
 	sum := map[string]int{}
 	for _, bin := range r.Config.Binaries {
-		p := r.Run(q, bin, pi.Set).phase(pi.Name)
+		p, _ := r.summaryPhase(q, bin, pi)
 		if !p.measured() {
 			continue
 		}

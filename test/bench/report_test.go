@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,71 @@ func TestMarkdownAndJSON(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "results.md")); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestRepeatedRunsShowMedians(t *testing.T) {
+	run := func(bin string, rep int, p PhaseResult) RunResult {
+		return RunResult{QPS: "500", Binary: bin, Scenario: ScenarioJobs, Repetition: rep, Phases: []PhaseResult{p}}
+	}
+	withFigure := func(p PhaseResult, v float64) PhaseResult {
+		p.Figures = map[string]float64{"lag": v}
+		return p
+	}
+	r := &Results{
+		Config: ConfigSummary{
+			Phases:      []PhaseInfo{{Set: ScenarioJobs, Name: "indexed"}},
+			Binaries:    []string{Upstream, Ours},
+			QPSSettings: []string{"500"},
+			Repeat:      3,
+		},
+		Runs: []RunResult{
+			run(Upstream, 1, withFigure(phaseOK("indexed", 20, 4, 150, 150, 2000), 1)),
+			run(Ours, 1, withFigure(phaseOK("indexed", 22, 3.5, 100, 100, 2100), 5)),
+			run(Upstream, 2, withFigure(phaseOK("indexed", 19, 3, 152, 150, 2060), 3)),
+			run(Ours, 2, PhaseResult{Name: "indexed", Status: StatusFailed, Detail: "create: boom"}),
+			run(Upstream, 3, withFigure(phaseOK("indexed", 21, 3.8, 148, 150, 2040), 2)),
+			run(Ours, 3, withFigure(phaseOK("indexed", 18, 2.5, 104, 100, 2000), 7)),
+		},
+	}
+	// Upstream: medians of three; ours: of the two that completed.
+	want := "| 500 | indexed | 20.0 / 20.0 (1.00×) | 3.8 / 3.0 (0.79×) | 150 / 102 (0.68×) | 150 / 100 (0.67×) | 2040 / 2050 (1.00×) | ours: repetition 2: failed: create: boom |\n"
+	if got := r.Table(); !strings.Contains(got, want) {
+		t.Errorf("table:\n%s\nwant row:\n%s", got, want)
+	}
+	if p, _ := r.summaryPhase("500", Ours, r.Config.Phases[0]); p.Figures["lag"] != 6 || p.Requests.ByVerbResource["create pods"] != 2050 {
+		t.Errorf("ours' median figures %v, breakdown %v", p.Figures, p.Requests.ByVerbResource)
+	}
+	reps := r.RepetitionTable()
+	for _, want := range []string{
+		"| QPS | phase | repetition | wall s |",
+		"| 500 | indexed | 1 | 20.0 / 22.0 (1.10×) |",
+		"| 500 | indexed | 2 | 19.0 / – |",
+		"| 500 | indexed | 3 | 21.0 / 18.0 (0.86×) |",
+	} {
+		if !strings.Contains(reps, want) {
+			t.Errorf("repetition table lacks %q:\n%s", want, reps)
+		}
+	}
+	if md := r.Markdown(); !strings.Contains(md, "median of 3 repetitions") || !strings.Contains(md, "## Repetitions") || !strings.Contains(md, "jobs (repetition 2)") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	r.Config.Repeat = 0
+	if r.RepetitionTable() != "" {
+		t.Error("a repetition table for runs made once")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{7}, 7}} {
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if !math.IsNaN(Median(nil)) {
+		t.Error("Median(nil) is not NaN")
 	}
 }

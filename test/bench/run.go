@@ -53,7 +53,12 @@ type Config struct {
 	BinaryPaths map[string]string
 	// QPSSettings run in order; each runs every binary.
 	QPSSettings []QPSSetting
-	Params      Params
+	// Repeat runs every binary's phase sets this many times per QPS
+	// setting, the binaries taking turns (upstream, ours, upstream, ours…),
+	// so that slow drift of the machine falls on both alike; the table
+	// then shows medians. Zero means once.
+	Repeat int
+	Params Params
 	// ExtraArgs are appended to both controller managers' command lines,
 	// after the QPS flags.
 	ExtraArgs []string
@@ -152,6 +157,9 @@ func (cfg *Config) Validate() error {
 	if p.Nodes < 1 || p.Deployments < 1 || p.Replicas < 1 || p.ScaleTo < 1 || p.NewNodes < 1 || p.Workers < 1 {
 		errs = append(errs, errors.New("bench: nodes, deployments, replicas, scale-to, new-nodes and workers must be positive"))
 	}
+	if cfg.Repeat < 0 {
+		errs = append(errs, errors.New("bench: the repetition count must not be negative"))
+	}
 	if p.PhaseTimeout <= 0 || p.Idle < 0 {
 		errs = append(errs, errors.New("bench: the phase timeout must be positive and the idle period not negative"))
 	}
@@ -190,16 +198,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		Config:  cfg.summary(),
 	}
 	for _, q := range cfg.QPSSettings {
-		for _, b := range cfg.Binaries {
-			for _, s := range cfg.Scenarios {
-				if ctx.Err() != nil {
-					break
-				}
-				r := runOne(ctx, &cfg, q, b, s)
-				res.Runs = append(res.Runs, r)
-				// Write as we go, so an interrupted invocation leaves figures.
-				if err := res.Write(cfg.OutDir); err != nil {
-					cfg.logf("bench: %v", err)
+		for rep := 1; rep <= cfg.repetitions(); rep++ {
+			for _, b := range cfg.Binaries {
+				for _, s := range cfg.Scenarios {
+					if ctx.Err() != nil {
+						break
+					}
+					r := runOne(ctx, &cfg, q, b, s, rep)
+					res.Runs = append(res.Runs, r)
+					// Write as we go, so an interrupted invocation leaves figures.
+					if err := res.Write(cfg.OutDir); err != nil {
+						cfg.logf("bench: %v", err)
+					}
 				}
 			}
 		}
@@ -212,8 +222,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	return res, nil
 }
 
+// repetitions is how many times each run is made (Repeat, at least once).
+func (cfg *Config) repetitions() int { return max(cfg.Repeat, 1) }
+
 func (cfg *Config) summary() ConfigSummary {
 	s := ConfigSummary{Params: cfg.Params, Binaries: cfg.Binaries, ExtraArgs: cfg.ExtraArgs, Settle: cfg.Settle, Force: cfg.Force}
+	if cfg.repetitions() > 1 {
+		s.Repeat = cfg.repetitions()
+	}
 	for _, q := range cfg.QPSSettings {
 		s.QPSSettings = append(s.QPSSettings, q.Name)
 	}
@@ -227,12 +243,23 @@ func (cfg *Config) summary() ConfigSummary {
 }
 
 // runOne measures one scenario on one binary at one QPS setting on a fresh
-// cluster, and always stops that cluster again.
-func runOne(ctx context.Context, cfg *Config, q QPSSetting, binary string, sc Scenario) RunResult {
-	dir := filepath.Join(cfg.OutDir, "runs", strings.ReplaceAll(q.Name, "/", "-"), binary, sc.Name)
+// cluster, and always stops that cluster again. rep numbers the repetition
+// from 1; with more than one, each has its own work dir (<scenario>.<rep>).
+func runOne(ctx context.Context, cfg *Config, q QPSSetting, binary string, sc Scenario, rep int) RunResult {
+	dirName := sc.Name
+	r := RunResult{QPS: q.Name, Binary: binary, Scenario: sc.Name}
+	if cfg.repetitions() > 1 {
+		dirName = fmt.Sprintf("%s.%d", sc.Name, rep)
+		r.Repetition = rep
+	}
+	dir := filepath.Join(cfg.OutDir, "runs", strings.ReplaceAll(q.Name, "/", "-"), binary, dirName)
 	extra := append(append(q.Args(), sc.ControllerManagerArgs...), cfg.ExtraArgs...)
-	r := RunResult{QPS: q.Name, Binary: binary, Scenario: sc.Name, ExtraArgs: extra}
-	cfg.logf("bench: === %s, qps %s, %s", binary, q.Name, sc.Name)
+	r.ExtraArgs = extra
+	if r.Repetition > 0 {
+		cfg.logf("bench: === %s, qps %s, %s (repetition %d of %d)", binary, q.Name, sc.Name, rep, cfg.repetitions())
+	} else {
+		cfg.logf("bench: === %s, qps %s, %s", binary, q.Name, sc.Name)
+	}
 
 	// Which phases can run: all on upstream; on ours, the leading phases
 	// whose controllers exist (a phase builds on the ones before it).

@@ -79,6 +79,7 @@ func run() (int, error) {
 		oursBin      = flag.String("ours", "", "our kube-controller-manager binary (default <bin-dir>/"+cluster.OurControllerManager+"); build it from the tree this command is built from, whose controller registry decides what ours can run")
 		upstreamBin  = flag.String("upstream", "", "upstream's kube-controller-manager binary (default <bin-dir>/"+cluster.UpstreamControllerManager+")")
 		force        = flag.Bool("force", false, "run ours also on phases whose controllers its registry lacks")
+		repeat       = flag.Int("repeat", 1, "run every binary's phase sets this many times per QPS setting, the binaries taking turns; the table shows each binary's medians")
 		kcmArgs      stringList
 	)
 	flag.Var(&kcmArgs, "kcm-arg", "extra argument for both controller managers, after the QPS flags, e.g. --kcm-arg=--v=2 (repeatable)")
@@ -112,6 +113,7 @@ func run() (int, error) {
 		StartTimeout: *startTimeout,
 		Settle:       *settle,
 		Force:        *force,
+		Repeat:       *repeat,
 		Logf:         log.Printf,
 	}
 	for _, s := range splitList(*qpsSettings) {
