@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kcm-dev/kcm/test/cluster"
@@ -77,9 +79,50 @@ func (w Window) Contains(t time.Time) bool {
 	return !t.Before(w.Start) && t.Before(w.End)
 }
 
+// eventSkew bounds how long before its request the event an Event write
+// records may have occurred for AttributionTime to believe it.
+const eventSkew = time.Hour
+
+// AttributionTime is when the work behind a request happened, which decides
+// its window: for a write of an Event, when the event it records occurred,
+// because controllers post Events asynchronously through their
+// rate-limited clients, often in a later phase than the work they describe
+// (a create: the name's timestamp, which client-go's recorders write as
+// <object>.<UnixNano in hex>, else the body's times; a patch or update: the
+// latest time in its body, lastTimestamp, eventTime or the series'
+// lastObservedTime); for every other request, or when those times are
+// missing or implausible, when the apiserver received it.
+func AttributionTime(e cluster.AuditEvent) time.Time {
+	received := e.RequestReceivedTimestamp
+	o := e.ObjectRef
+	if o == nil || o.Resource != "events" || (o.APIGroup != "" && o.APIGroup != "events.k8s.io") || o.Subresource != "" {
+		return received
+	}
+	plausible := func(t time.Time) bool {
+		return !t.IsZero() && !t.After(received) && received.Sub(t) <= eventSkew
+	}
+	switch e.Verb {
+	case "create":
+		if i := strings.LastIndexByte(o.Name, '.'); i >= 0 {
+			if n, err := strconv.ParseInt(o.Name[i+1:], 16, 64); err == nil {
+				if t := time.Unix(0, n); plausible(t) {
+					return t
+				}
+			}
+		}
+	case "patch", "update":
+	default:
+		return received
+	}
+	if t := e.RequestObject.Latest(); plausible(t) {
+		return t
+	}
+	return received
+}
+
 // CountByWindow attributes each event to the first window containing its
-// RequestReceivedTimestamp and counts it there. Events in no window are
-// counted in other. Every window gets an entry, if only an empty one.
+// AttributionTime and counts it there. Events in no window are counted in
+// other. Every window gets an entry, if only an empty one.
 func CountByWindow(events []cluster.AuditEvent, windows []Window) (byWindow map[string]*RequestCounts, other RequestCounts) {
 	byWindow = make(map[string]*RequestCounts, len(windows))
 	for _, w := range windows {
@@ -88,9 +131,10 @@ func CountByWindow(events []cluster.AuditEvent, windows []Window) (byWindow map[
 		}
 	}
 	for _, e := range events {
+		at := AttributionTime(e)
 		counted := false
 		for _, w := range windows {
-			if w.Contains(e.RequestReceivedTimestamp) {
+			if w.Contains(at) {
 				byWindow[w.Name].Add(e)
 				counted = true
 				break

@@ -88,3 +88,47 @@ func TestTopCounts(t *testing.T) {
 		t.Errorf("all: %d entries", n)
 	}
 }
+
+// eventAuditLines are Event writes as the audit policy records them, with
+// their bodies: a create posted 5 s after its event (named with the
+// event's UnixNano in hex, 2026-01-01T00:00:01.5Z), a patch of its count
+// 3 s after the repeat it records, a create whose name carries no time,
+// and a patch whose body has none.
+const eventAuditLines = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"e1","stage":"ResponseComplete","verb":"create","user":{"username":"system:serviceaccount:kube-system:job-controller"},"objectRef":{"resource":"events","namespace":"bench","name":"small-001.1886725247622f00","apiVersion":"v1"},"responseStatus":{"code":201},"requestObject":{"kind":"Event","apiVersion":"v1","metadata":{"name":"small-001.1886725247622f00","namespace":"bench"},"reason":"SuccessfulCreate","firstTimestamp":"2026-01-01T00:00:01Z","lastTimestamp":"2026-01-01T00:00:01Z","count":1,"eventTime":null},"requestReceivedTimestamp":"2026-01-01T00:00:06.500000Z"}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"e2","stage":"ResponseComplete","verb":"patch","user":{"username":"system:serviceaccount:kube-system:job-controller"},"objectRef":{"resource":"events","namespace":"bench","name":"small-001.1886725247622f00","apiVersion":"v1"},"responseStatus":{"code":200},"requestObject":{"count":2,"lastTimestamp":"2026-01-01T00:00:03Z","message":"Created pod: small-001-x"},"requestReceivedTimestamp":"2026-01-01T00:00:06.000000Z"}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"e3","stage":"ResponseComplete","verb":"create","user":{"username":"system:kube-controller-manager"},"objectRef":{"resource":"events","namespace":"bench","name":"custom","apiVersion":"v1"},"responseStatus":{"code":201},"requestObject":{"eventTime":"2026-01-01T00:00:04.250000Z","series":null},"requestReceivedTimestamp":"2026-01-01T00:00:05.000000Z"}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"e4","stage":"ResponseComplete","verb":"patch","user":{"username":"system:kube-controller-manager"},"objectRef":{"resource":"events","namespace":"bench","name":"odd","apiVersion":"v1"},"responseStatus":{"code":200},"requestObject":{"lastTimestamp":17},"requestReceivedTimestamp":"2026-01-01T00:00:07.000000Z"}
+`
+
+func TestAttributionTimeOfEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(eventAuditLines+auditLines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	events, err := cluster.ReadAuditEvents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	want := []time.Time{
+		t0.Add(1500 * time.Millisecond), // the create's name
+		t0.Add(3 * time.Second),         // the patch's lastTimestamp
+		t0.Add(4250 * time.Millisecond), // no time in the name: the body's eventTime
+		t0.Add(7 * time.Second),         // an unreadable body: received
+		t0.Add(time.Second),             // not an Event: received
+	}
+	for i, w := range want {
+		if got := AttributionTime(events[i]); !got.Equal(w) {
+			t.Errorf("event %d (%s %s): attributed to %v, want %v", i, events[i].Verb, events[i].ObjectRef.Name, got, w)
+		}
+	}
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	by, other := CountByWindow(events[:4], []Window{
+		{Name: "create", Start: at(0), End: at(4)},
+		{Name: "delete", Start: at(4), End: at(6)},
+		{Name: "(drain)", Start: at(6), End: at(20)},
+	})
+	if by["create"].Total != 2 || by["delete"].Total != 1 || by["(drain)"].Total != 1 || other.Total != 0 {
+		t.Errorf("create %d, delete %d, drain %d, other %d; want 2, 1, 1, 0", by["create"].Total, by["delete"].Total, by["(drain)"].Total, other.Total)
+	}
+}

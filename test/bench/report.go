@@ -49,6 +49,7 @@ type ConfigSummary struct {
 	QPSSettings []string      `json:"qpsSettings"`
 	ExtraArgs   []string      `json:"extraArgs,omitempty"`
 	Settle      time.Duration `json:"settle"`
+	Drain       time.Duration `json:"drain,omitempty"`
 	Force       bool          `json:"force,omitempty"`
 	// Repeat is how many times every run was made (absent: once).
 	Repeat int `json:"repeat,omitempty"`
@@ -79,8 +80,11 @@ type RunResult struct {
 	// scenario's setup.
 	Setup  *PhaseResult  `json:"setup,omitempty"`
 	Phases []PhaseResult `json:"phases"`
+	// Drained counts the requests received in the drain period after the
+	// last phase that record no work of a phase (Lease renewals, mostly).
+	Drained RequestCounts `json:"drained"`
 	// Unattributed counts the controller manager's requests outside every
-	// phase and the setup (its shutdown, mostly).
+	// phase, the setup and the drain period (its shutdown, mostly).
 	Unattributed  RequestCounts `json:"unattributed"`
 	SamplerErrors int           `json:"samplerErrors,omitempty"`
 	// Load averages of the machine before and after (shared machines).
@@ -479,6 +483,9 @@ func (r *Results) Markdown() string {
 		fmt.Fprintf(&b, ": %s", where)
 		if run.Setup != nil {
 			fmt.Fprintf(&b, "; setup %s in %.1fs", run.Setup.Status, run.Setup.WallSeconds)
+		}
+		if run.Drained.Total > 0 {
+			fmt.Fprintf(&b, "; %d more requests after the last phase", run.Drained.Total)
 		}
 		if run.LoadAvgBefore != "" {
 			fmt.Fprintf(&b, "; load average %s → %s", run.LoadAvgBefore, run.LoadAvgAfter)

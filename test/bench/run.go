@@ -67,6 +67,10 @@ type Config struct {
 	// Settle is how long to let a new controller manager start its
 	// controllers, after it took the Lease, before the setup begins.
 	Settle time.Duration
+	// Drain is how long the cluster stays up after the last phase, so that
+	// requests still on their way (Events above all) reach the audit log
+	// and count in the phase whose work they record; zero means none.
+	Drain time.Duration
 	// Registry is our binary's controller registry; nil means
 	// app.NewRegistry(). Phases needing a controller without a constructor
 	// are not run on ours unless Force.
@@ -157,6 +161,9 @@ func (cfg *Config) Validate() error {
 	if p.Nodes < 1 || p.Deployments < 1 || p.Replicas < 1 || p.ScaleTo < 1 || p.NewNodes < 1 || p.Workers < 1 {
 		errs = append(errs, errors.New("bench: nodes, deployments, replicas, scale-to, new-nodes and workers must be positive"))
 	}
+	if cfg.Drain < 0 {
+		errs = append(errs, errors.New("bench: the drain period must not be negative"))
+	}
 	if cfg.Repeat < 0 {
 		errs = append(errs, errors.New("bench: the repetition count must not be negative"))
 	}
@@ -226,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 func (cfg *Config) repetitions() int { return max(cfg.Repeat, 1) }
 
 func (cfg *Config) summary() ConfigSummary {
-	s := ConfigSummary{Params: cfg.Params, Binaries: cfg.Binaries, ExtraArgs: cfg.ExtraArgs, Settle: cfg.Settle, Force: cfg.Force}
+	s := ConfigSummary{Params: cfg.Params, Binaries: cfg.Binaries, ExtraArgs: cfg.ExtraArgs, Settle: cfg.Settle, Drain: cfg.Drain, Force: cfg.Force}
 	if cfg.repetitions() > 1 {
 		s.Repeat = cfg.repetitions()
 	}
@@ -422,14 +429,28 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 			return windows, false
 		}
 	}
+	if cfg.Drain > 0 {
+		start := time.Now()
+		cfg.logf("bench: drain: %v for requests still on their way", cfg.Drain)
+		if err := sleepCtx(ctx, cfg.Drain); err != nil {
+			return windows, false
+		}
+		windows = append(windows, Window{Name: drainWindow, Start: start, End: time.Now()})
+	}
 	return windows, true
 }
+
+// drainWindow names the period after the last phase (Config.Drain).
+const drainWindow = "(drain)"
 
 // account fills in the setup's and every run phase's wall time, process
 // figures and requests.
 func account(r *RunResult, samples []Sample, events []cluster.AuditEvent, windows []Window, ticks uint64) {
 	byWindow, other := CountByWindow(events, windows)
 	r.Unattributed = other
+	if rc := byWindow[drainWindow]; rc != nil {
+		r.Drained = *rc
+	}
 	for _, pr := range append([]*PhaseResult{r.Setup}, phasePointers(r.Phases)...) {
 		if pr == nil || pr.Start.IsZero() {
 			continue

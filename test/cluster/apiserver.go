@@ -11,17 +11,28 @@ import (
 // Service-account issuer, kubeadm's.
 const serviceAccountIssuer = "https://kubernetes.default.svc." + defaultServiceDNSDomain
 
-// auditPolicy records, at Metadata level, every request a controller manager
-// makes: as itself (system:kube-controller-manager) and as the per-controller
-// service accounts it uses with --use-service-account-credentials. Nothing
-// else is recorded. RequestReceived is omitted so each request yields one
-// event (two for long-running ones such as watches: ResponseStarted and
-// ResponseComplete); count distinct auditIDs.
+// auditPolicy records every request a controller manager makes: as itself
+// (system:kube-controller-manager) and as the per-controller service
+// accounts it uses with --use-service-account-credentials. Nothing else is
+// recorded. Writes of Events are recorded with their bodies (Request level)
+// so that the benchmark can tell when the event they record occurred (a
+// controller posts its Events asynchronously, often well after the work);
+// everything else at Metadata level. RequestReceived is omitted so each
+// request yields one event (two for long-running ones such as watches:
+// ResponseStarted and ResponseComplete); count distinct auditIDs.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages:
 - RequestReceived
 rules:
+- level: Request
+  users: ["system:kube-controller-manager"]
+  verbs: ["create", "update", "patch"]
+  resources: [{group: "", resources: ["events"]}, {group: "events.k8s.io", resources: ["events"]}]
+- level: Request
+  userGroups: ["system:serviceaccounts:kube-system"]
+  verbs: ["create", "update", "patch"]
+  resources: [{group: "", resources: ["events"]}, {group: "events.k8s.io", resources: ["events"]}]
 - level: Metadata
   users: ["system:kube-controller-manager"]
 - level: Metadata

@@ -31,6 +31,45 @@ type AuditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	// RequestObject holds, of a request recorded with its body (Event
+	// writes, see auditPolicy), the times an Event carries; nil otherwise.
+	RequestObject *EventTimes `json:"requestObject,omitempty"`
+}
+
+// EventTimes are the times of an Event (core/v1 or events.k8s.io/v1) or of
+// a patch to one; absent ones are zero.
+type EventTimes struct {
+	LastTimestamp time.Time `json:"lastTimestamp"`
+	EventTime     time.Time `json:"eventTime"`
+	Series        *struct {
+		LastObservedTime time.Time `json:"lastObservedTime"`
+	} `json:"series"`
+}
+
+// UnmarshalJSON reads the times and leaves any it cannot read zero: a body
+// of an unexpected shape must not fail the whole audit log.
+func (t *EventTimes) UnmarshalJSON(b []byte) error {
+	type plain EventTimes
+	var p plain
+	if err := json.Unmarshal(b, &p); err == nil {
+		*t = EventTimes(p)
+	}
+	return nil
+}
+
+// Latest returns the latest of the times, zero if none is set.
+func (t *EventTimes) Latest() time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	latest := t.LastTimestamp
+	if t.EventTime.After(latest) {
+		latest = t.EventTime
+	}
+	if t.Series != nil && t.Series.LastObservedTime.After(latest) {
+		latest = t.Series.LastObservedTime
+	}
+	return latest
 }
 
 // ReadAuditEvents reads a JSON audit log and returns one event per request:

@@ -79,6 +79,7 @@ func run() (int, error) {
 		oursBin      = flag.String("ours", "", "our kube-controller-manager binary (default <bin-dir>/"+cluster.OurControllerManager+"); build it from the tree this command is built from, whose controller registry decides what ours can run")
 		upstreamBin  = flag.String("upstream", "", "upstream's kube-controller-manager binary (default <bin-dir>/"+cluster.UpstreamControllerManager+")")
 		force        = flag.Bool("force", false, "run ours also on phases whose controllers its registry lacks")
+		drain        = flag.Duration("drain", 10*time.Second, "how long the cluster stays up after the last phase, so that requests still on their way (Events) count in the phase whose work they record")
 		repeat       = flag.Int("repeat", 1, "run every binary's phase sets this many times per QPS setting, the binaries taking turns; the table shows each binary's medians")
 		kcmArgs      stringList
 	)
@@ -114,6 +115,7 @@ func run() (int, error) {
 		Settle:       *settle,
 		Force:        *force,
 		Repeat:       *repeat,
+		Drain:        *drain,
 		Logf:         log.Printf,
 	}
 	for _, s := range splitList(*qpsSettings) {
