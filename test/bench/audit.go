@@ -90,8 +90,10 @@ const eventSkew = time.Hour
 // (a create: the name's timestamp, which client-go's recorders write as
 // <object>.<UnixNano in hex>, else the body's times; a patch or update: the
 // latest time in its body, lastTimestamp, eventTime or the series'
-// lastObservedTime); for every other request, or when those times are
-// missing or implausible, when the apiserver received it.
+// lastObservedTime; an aggregated Event's times are when client-go's
+// recorder processed it, which this cannot see past); for every other
+// request, or when those times are missing or implausible, when the
+// apiserver received it.
 func AttributionTime(e cluster.AuditEvent) time.Time {
 	received := e.RequestReceivedTimestamp
 	o := e.ObjectRef
