@@ -159,7 +159,7 @@ func (r *Results) summaryPhase(qps, binary string, pi PhaseInfo) (*PhaseResult, 
 	}
 	var ok, timedOut []*PhaseResult
 	var notes []string
-	for i, run := range runs {
+	for _, run := range runs {
 		p := run.phase(pi.Name)
 		switch {
 		case p != nil && p.Status == StatusOK:
@@ -168,7 +168,7 @@ func (r *Results) summaryPhase(qps, binary string, pi PhaseInfo) (*PhaseResult, 
 			timedOut = append(timedOut, p)
 		}
 		if n := phaseNote(run, p); n != "" {
-			notes = append(notes, fmt.Sprintf("repetition %d: %s", repetitionNumber(run, i), n))
+			notes = append(notes, fmt.Sprintf("repetition %d: %s", run.Repetition, n))
 		}
 	}
 	note := strings.Join(notes, "; ")
@@ -180,13 +180,6 @@ func (r *Results) summaryPhase(qps, binary string, pi PhaseInfo) (*PhaseResult, 
 	default:
 		return runs[0].phase(pi.Name), note
 	}
-}
-
-func repetitionNumber(run *RunResult, index int) int {
-	if run.Repetition > 0 {
-		return run.Repetition
-	}
-	return index + 1
 }
 
 // medianPhase returns a phase whose every figure is the median of that

@@ -262,11 +262,11 @@ func runOne(ctx context.Context, cfg *Config, q QPSSetting, binary string, sc Sc
 	dir := filepath.Join(cfg.OutDir, "runs", strings.ReplaceAll(q.Name, "/", "-"), binary, dirName)
 	extra := append(append(q.Args(), sc.ControllerManagerArgs...), cfg.ExtraArgs...)
 	r.ExtraArgs = extra
+	of := ""
 	if r.Repetition > 0 {
-		cfg.logf("bench: === %s, qps %s, %s (repetition %d of %d)", binary, q.Name, sc.Name, rep, cfg.repetitions())
-	} else {
-		cfg.logf("bench: === %s, qps %s, %s", binary, q.Name, sc.Name)
+		of = fmt.Sprintf(" (repetition %d of %d)", rep, cfg.repetitions())
 	}
+	cfg.logf("bench: === %s, qps %s, %s%s", binary, q.Name, sc.Name, of)
 
 	// Which phases can run: all on upstream; on ours, the leading phases
 	// whose controllers exist (a phase builds on the ones before it).
