@@ -40,6 +40,27 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
+// ExpectedRetry is implemented by errors that are a normal step of a
+// controller's work rather than a failure, such as an informer that has not
+// yet seen the controller's own last write. The key is retried with backoff
+// like after any error, but the retry is logged at V(4) until it has been
+// retried quietRetries times; only a key that stays stuck longer is reported
+// as an error. (Upstream logs every such requeue as an error, which reads as
+// a failure to operators.)
+type ExpectedRetry interface {
+	error
+	ExpectedRetry()
+}
+
+// quietRetries is how many backed-off retries an ExpectedRetry gets before
+// it is logged as an error: with the default 5ms base delay, about 5 s.
+const quietRetries = 10
+
+func isExpectedRetry(err error) bool {
+	var e ExpectedRetry
+	return errors.As(err, &e)
+}
+
 // Queue is a rate-limited workqueue of string keys with upstream's
 // controller defaults: per-item exponential backoff from 5ms to 1000s and an
 // overall token bucket of 10 qps, burst 100. Name is the workqueue metrics
@@ -127,6 +148,9 @@ func (w *Workers) handle(ctx context.Context, key string, err error) {
 	case w.MaxRetries > 0 && w.Queue.NumRequeues(key) >= w.MaxRetries:
 		utilruntime.HandleErrorWithContext(ctx, err, "Dropping key out of the queue", "controller", w.Name, "key", key)
 		w.Queue.Forget(key)
+	case isExpectedRetry(err) && w.Queue.NumRequeues(key) < quietRetries:
+		logger.V(4).Info("Requeuing", "controller", w.Name, "key", key, "reason", err.Error())
+		w.Queue.AddRateLimited(key)
 	default:
 		utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing", "controller", w.Name, "key", key)
 		w.Queue.AddRateLimited(key)

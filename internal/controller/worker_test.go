@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -95,5 +97,33 @@ func TestPermanentWrapsAndUnwraps(t *testing.T) {
 	}
 	if Permanent(nil) != nil || IsPermanent(base) {
 		t.Error("nil or plain errors are not permanent")
+	}
+}
+
+type catchingUp struct{}
+
+func (catchingUp) Error() string  { return "cache behind" }
+func (catchingUp) ExpectedRetry() {}
+
+// An ExpectedRetry is retried like any error but reported as an error only
+// once the key has been retried quietRetries times.
+func TestWorkersReportExpectedRetriesOnlyWhenStuck(t *testing.T) {
+	var reported atomic.Int32
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(context.Context, error, string, ...interface{}) { reported.Add(1) }}
+	defer func() { utilruntime.ErrorHandlers = saved }()
+
+	const failures = quietRetries + 5
+	var calls atomic.Int32
+	w := &Workers{Name: "t", Queue: fastQueue(), Sync: func(context.Context, string) error {
+		if calls.Add(1) <= failures {
+			return fmt.Errorf("sync: %w", catchingUp{})
+		}
+		return nil
+	}}
+	w.Queue.Add("k")
+	runUntil(t, w, 1, func() bool { return calls.Load() > failures })
+	if got := reported.Load(); got != failures-quietRetries {
+		t.Errorf("%d of %d expected retries reported as errors, want %d", got, failures, failures-quietRetries)
 	}
 }

@@ -24,6 +24,10 @@ type StaleCacheError struct {
 	Read, Wrote string
 }
 
+// ExpectedRetry marks the error as a normal requeue for the worker loop
+// (controller.ExpectedRetry): the informer is about to catch up.
+func (*StaleCacheError) ExpectedRetry() {}
+
 func (e *StaleCacheError) Error() string {
 	return fmt.Sprintf("read version: %s is not as new as written version: %s for group resource %s", e.Read, e.Wrote, e.Resource.String())
 }

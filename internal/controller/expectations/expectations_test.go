@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kcm-dev/kcm/internal/controller"
 )
 
 func TestExpectations(t *testing.T) {
@@ -168,6 +170,11 @@ func TestConsistency(t *testing.T) {
 			var stale *StaleCacheError
 			if got := errors.As(err, &stale); got != tc.wantStale {
 				t.Fatalf("EnsureReady = %v, want stale %v", err, tc.wantStale)
+			}
+			// The worker loop requeues a stale cache quietly.
+			var quiet controller.ExpectedRetry
+			if got := errors.As(err, &quiet); got != tc.wantStale {
+				t.Errorf("EnsureReady = %v is an ExpectedRetry: %v, want %v", err, got, tc.wantStale)
 			}
 			if err == nil && len(c.writes) != 0 {
 				t.Error("writes kept after the cache caught up")

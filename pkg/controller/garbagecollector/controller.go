@@ -50,6 +50,9 @@ type Controller struct {
 	clock      clock.WithTicker
 	builder    *builder
 	monitors   *resourcemonitor.Monitors
+	// store returns the synced informer store of a monitored resource
+	// (monitorStore; tests replace it).
+	store      func(schema.GroupResource) (cache.Store, bool)
 	stopEvents func()
 }
 
@@ -114,7 +117,7 @@ func newController(name string, workers int, md metadata.Interface, disco discov
 		}
 		return b.handlers(kind), nil
 	}
-	return &Controller{
+	c := &Controller{
 		name:      name,
 		workers:   workers,
 		metadata:  md,
@@ -125,6 +128,8 @@ func newController(name string, workers int, md metadata.Interface, disco discov
 		monitors: &resourcemonitor.Monitors{Factory: factory, Handler: handler, Ignored: ignored,
 			InformersStarted: informersStarted},
 	}
+	c.store = c.monitorStore
+	return c
 }
 
 // Name returns the controller's canonical name.

@@ -105,6 +105,9 @@ func (c *Controller) attemptToDeleteItem(ctx context.Context, item snapshot) err
 	if item.beingDeleted && !item.deletingDependents {
 		return nil
 	}
+	if done, err := c.deleteFromCache(ctx, item); done {
+		return err
+	}
 	latest, err := c.getObject(ctx, item.identity)
 	if apierrors.IsNotFound(err) || (err == nil && latest.UID != item.identity.UID) {
 		logger.V(5).Info("item not found, generating a virtual delete event", "item", item.identity)
@@ -275,13 +278,8 @@ func (c *Controller) deleteObject(ctx context.Context, id objectReference, rv st
 	if err != nil {
 		return err
 	}
-	uid := id.UID
-	pre := metav1.Preconditions{UID: &uid}
-	if rv != "" {
-		pre.ResourceVersion = &rv
-	}
 	client := c.metadata.Resource(resource).Namespace(namespaceFor(namespaced, id.Namespace))
-	err = client.Delete(ctx, id.Name, metav1.DeleteOptions{Preconditions: &pre, PropagationPolicy: policy})
+	err = c.deleteWithPreconditions(ctx, id, rv, policy)
 	if apierrors.IsConflict(err) && rv != "" {
 		live, liveErr := client.Get(ctx, id.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(liveErr) {
@@ -292,4 +290,20 @@ func (c *Controller) deleteObject(ctx context.Context, id objectReference, rv st
 		}
 	}
 	return err
+}
+
+// deleteWithPreconditions deletes id if it still has id's UID and, unless
+// rv is empty, resourceVersion rv.
+func (c *Controller) deleteWithPreconditions(ctx context.Context, id objectReference, rv string, policy *metav1.DeletionPropagation) error {
+	resource, namespaced, err := c.apiResource(id.APIVersion, id.Kind)
+	if err != nil {
+		return err
+	}
+	uid := id.UID
+	pre := metav1.Preconditions{UID: &uid}
+	if rv != "" {
+		pre.ResourceVersion = &rv
+	}
+	return c.metadata.Resource(resource).Namespace(namespaceFor(namespaced, id.Namespace)).
+		Delete(ctx, id.Name, metav1.DeleteOptions{Preconditions: &pre, PropagationPolicy: policy})
 }

@@ -7,10 +7,12 @@ package garbagecollector
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +44,43 @@ type env struct {
 	client kubernetes.Interface
 	dyn    dynamic.Interface
 	ctrl   interface{}
+	// gets counts the controller's GETs by URL path.
+	gets *requestCounter
 }
+
+// requestCounter counts GET requests by URL path.
+type requestCounter struct {
+	mu     sync.Mutex
+	byPath map[string]int
+}
+
+func (c *requestCounter) RoundTrip(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet {
+			c.mu.Lock()
+			c.byPath[req.URL.Path]++
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// count returns the GETs of paths starting with prefix.
+func (c *requestCounter) count(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for p, k := range c.byPath {
+		if strings.HasPrefix(p, prefix) {
+			n += k
+		}
+	}
+	return n
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 func setup(t *testing.T) *env {
 	t.Helper()
@@ -50,7 +88,10 @@ func setup(t *testing.T) *env {
 	e := &env{client: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
 	// The CRD exists before the collector's first discovery.
 	framework.CreateWidgetCRD(t, e.dyn, widgets, timeout)
-	cc := framework.NewControllerContext(t, cfg)
+	e.gets = &requestCounter{byPath: map[string]int{}}
+	ccCfg := rest.CopyConfig(cfg)
+	ccCfg.Wrap(e.gets.RoundTrip)
+	cc := framework.NewControllerContext(t, ccCfg)
 	cc.Config.GarbageCollectorController.EnableGarbageCollector = true
 	cc.Config.GarbageCollectorController.ConcurrentGCSyncs = 5
 	cc.Config.GarbageCollectorController.GCIgnoredResources = []kcmv1alpha1.GroupResource{{Group: "", Resource: "events"}, {Group: "events.k8s.io", Resource: "events"}}
@@ -177,6 +218,34 @@ func TestGarbageCollector(t *testing.T) {
 			_, err := e.client.CoreV1().Pods(ns).Get(context.Background(), "pod", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
+	})
+
+	// Dependents the collector's informers already hold are deleted
+	// without a read each (upstream GETs every one first): the deletion's
+	// resourceVersion precondition stands in for the read.
+	t.Run("cached dependents deleted without reading them", func(t *testing.T) {
+		ns := namespace(t, e)
+		parent := configMap(t, e, ns, "parent", nil)
+		const children = 20
+		for i := range children {
+			configMap(t, e, ns, fmt.Sprintf("child-%d", i), nil, cmRef(parent, false))
+		}
+		deleteCM(t, e, parent, metav1.DeletePropagationBackground)
+		framework.Eventually(t, timeout, func() (bool, error) {
+			list, err := e.client.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, cm := range list.Items {
+				if strings.HasPrefix(cm.Name, "child-") {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if n := e.gets.count("/api/v1/namespaces/" + ns + "/configmaps/child-"); n != 0 {
+			t.Errorf("the collector read %d of the %d cached dependents it deleted, want none", n, children)
+		}
 	})
 
 	t.Run("foreground deletion removes dependents first", func(t *testing.T) {
