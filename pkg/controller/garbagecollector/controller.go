@@ -42,14 +42,14 @@ type resettableMapper interface {
 
 // Controller is the garbage collector.
 type Controller struct {
-	name       string
-	workers    int
-	metadata   metadata.Interface
-	discovery  discovery.ServerResourcesInterface
-	mapper     resettableMapper
-	clock      clock.WithTicker
-	builder    *builder
-	monitors   *resourcemonitor.Monitors
+	name      string
+	workers   int
+	metadata  metadata.Interface
+	discovery discovery.ServerResourcesInterface
+	mapper    resettableMapper
+	clock     clock.WithTicker
+	builder   *builder
+	monitors  *resourcemonitor.Monitors
 	// store returns the synced informer store of a monitored resource
 	// (monitorStore; tests replace it).
 	store      func(schema.GroupResource) (cache.Store, bool)
