@@ -84,6 +84,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if ds.DeletionTimestamp != nil {
 		return nil
 	}
+	// Expectations are read before the pods: once they are satisfied, the
+	// cache holds every pod change they waited for. Read after, they may
+	// have become satisfied by changes the pods read before do not show,
+	// and the sync would delete again the pods the last one deleted.
+	satisfied := c.expectations.SatisfiedExpectations(logger, key)
 	s, err := c.newSyncState(ctx, ds, key)
 	if err != nil {
 		return err
@@ -94,7 +99,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	s.rev = newRevisionState(ds, cur.Labels[hashLabel])
 
-	if !c.expectations.SatisfiedExpectations(logger, key) {
+	if !satisfied {
 		// Status only; observedGeneration stays: this generation was not
 		// acted on.
 		return c.updateStatus(ctx, s, false)

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 )
 
@@ -280,5 +281,40 @@ func TestAdoptsOrphans(t *testing.T) {
 	}
 	if want := []string{"get daemonsets", "update daemonsets/status"}; !reflect.DeepEqual(f.actions(), want) {
 		t.Errorf("actions %v, want %v", f.actions(), want)
+	}
+}
+
+// The last sync deleted an old pod; the cache does not show it yet. While
+// this sync reads, the deletion is observed and the expectations become
+// satisfied: the sync must still only write status, since the pods it read
+// predate that observation (it used to delete the pod a second time).
+func TestExpectationsSatisfiedMidSyncDoNotActOnOlderPods(t *testing.T) {
+	ds := newDS(withGeneration(2))
+	old := daemonPod(ds, "old", "n", oldRevision, ready)
+	f := newFixture(t, objs(ds, newNode("n"), old)...)
+	logger, _ := ktesting.NewTestContext(t)
+	f.c.expectations.ExpectDeletions(logger, "ns/web", []string{"ns/old"})
+	// The sync creates the current revision, reading the cache: the
+	// deletion is observed meanwhile.
+	f.client.PrependReactor("create", "controllerrevisions", func(clienttesting.Action) (bool, runtime.Object, error) {
+		f.c.expectations.DeletionObserved(logger, "ns/web", "ns/old")
+		return false, nil, nil
+	})
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.pods.Deleted) != 0 {
+		t.Errorf("deleted %v again", f.pods.Deleted)
+	}
+	if !f.c.expectations.SatisfiedExpectations(logger, "ns/web") {
+		t.Fatal("the deletion was not observed during the sync")
+	}
+	// The next sync reads the pod as the cache now has it: being deleted.
+	f.add(t, daemonPod(ds, "old", "n", oldRevision, ready, terminating))
+	if err := f.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.pods.Deleted) != 0 {
+		t.Errorf("deleted %v", f.pods.Deleted)
 	}
 }
