@@ -37,6 +37,10 @@ const (
 	queueName = "endpoint"
 	// maxRetries bounds the retries of one Service (5ms doubling to 82s).
 	maxRetries = 15
+	// WriteSpacing is the least time between two writes of one Service's
+	// Endpoints caused by pod changes, when no batch period is set
+	// (endpointutil.WriteSpacing).
+	WriteSpacing = endpointutil.WriteSpacing
 )
 
 // Config is what NewController needs.
@@ -49,6 +53,10 @@ type Config struct {
 	Workers   int
 	// BatchPeriod delays the syncs that pod changes cause.
 	BatchPeriod time.Duration
+	// WriteSpacing, when BatchPeriod is 0, holds back a pod-caused sync of
+	// a Service whose Endpoints were written less than this long ago until
+	// then (0: never; New sets WriteSpacing).
+	WriteSpacing time.Duration
 	// Recorder replaces the Event recorder Run builds (tests).
 	Recorder record.EventRecorder
 }
@@ -67,7 +75,9 @@ type Controller struct {
 	endpoints    corelisters.EndpointsLister
 	synced       []cache.InformerSynced
 
-	queue       workqueue.TypedRateLimitingInterface[string]
+	queue workqueue.TypedRateLimitingInterface[string]
+	// spacer spaces the pod-caused syncs of a Service that just wrote.
+	spacer      *controller.Spacer
 	triggerTime *endpointutil.TriggerTimeTracker
 	stale       *staleTracker
 	recorder    record.EventRecorder
@@ -83,13 +93,14 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	}
 	cfg := cc.Config.EndpointController
 	return NewController(ctx, Config{
-		Name:        name,
-		Client:      client,
-		Pods:        cc.InformerFactory.Core().V1().Pods(),
-		Services:    cc.InformerFactory.Core().V1().Services(),
-		Endpoints:   cc.InformerFactory.Core().V1().Endpoints(),
-		Workers:     int(cfg.ConcurrentEndpointSyncs),
-		BatchPeriod: cfg.EndpointUpdatesBatchPeriod.Duration,
+		Name:         name,
+		Client:       client,
+		Pods:         cc.InformerFactory.Core().V1().Pods(),
+		Services:     cc.InformerFactory.Core().V1().Services(),
+		Endpoints:    cc.InformerFactory.Core().V1().Endpoints(),
+		Workers:      int(cfg.ConcurrentEndpointSyncs),
+		BatchPeriod:  cfg.EndpointUpdatesBatchPeriod.Duration,
+		WriteSpacing: WriteSpacing,
 	})
 }
 
@@ -113,6 +124,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		podIndex:     podInformer.GetIndexer(),
 		endpoints:    cfg.Endpoints.Lister(),
 		queue:        controller.Queue(queueName),
+		spacer:       endpointutil.NewWriteSpacer(cfg.BatchPeriod, cfg.WriteSpacing),
 		triggerTime:  endpointutil.NewTriggerTimeTracker(),
 		stale:        newStaleTracker(),
 		recorder:     cfg.Recorder,
@@ -199,8 +211,9 @@ func (c *Controller) enqueue(obj interface{}) {
 	c.queue.Add(key)
 }
 
-// onPod enqueues, after the batch period, the Services whose endpoints the
-// pod event may change.
+// onPod enqueues, after the batch period (or spaced from the Service's last
+// write, endpointutil.WriteSpacing), the Services whose endpoints the pod
+// event may change.
 func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 	keys, err := endpointutil.ServicesForPodChange(c.serviceIndex, podOf(old), podOf(cur))
 	if err != nil {
@@ -208,7 +221,7 @@ func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 		return
 	}
 	for key := range keys {
-		c.queue.AddAfter(key, c.batch)
+		endpointutil.EnqueuePodChange(c.queue, c.spacer, key, c.batch)
 	}
 }
 

@@ -6,12 +6,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
 )
 
 func goldenAddr(ip, node, pod string) v1.EndpointAddress {
@@ -255,5 +258,28 @@ func TestDualStackUsesFirstFamily(t *testing.T) {
 	e := h.endpoints("web")
 	if len(e.Subsets) != 1 || len(e.Subsets[0].Addresses) != 1 || e.Subsets[0].Addresses[0].IP != "fd00::1" {
 		t.Errorf("subsets %+v", e.Subsets)
+	}
+}
+
+// A write starts the Service's write spacing; a sync that writes nothing
+// does not.
+func TestWritesStartTheSpacing(t *testing.T) {
+	h := newHarness(t)
+	h.c.spacer = endpointutil.NewWriteSpacer(0, time.Hour)
+	h.add(service("web"), pod("a", "web", false))
+	if got := h.mustSync("web"); !reflect.DeepEqual(got, []string{"create"}) {
+		t.Fatalf("writes %v", got)
+	}
+	if h.c.spacer.Delay(ns+"/web") == 0 {
+		t.Error("the create started no spacing")
+	}
+	h.add(service("db"))
+	h.add(&v1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", ResourceVersion: "1",
+		Labels: map[string]string{LabelManagedBy: ControllerName}}})
+	if got := h.mustSync("db"); len(got) != 0 {
+		t.Fatalf("writes %v", got)
+	}
+	if d := h.c.spacer.Delay(ns + "/db"); d != 0 {
+		t.Errorf("a sync without writes started a spacing of %v", d)
 	}
 }

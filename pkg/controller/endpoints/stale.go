@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"fmt"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,3 +38,14 @@ func (t *staleTracker) forget(namespace, name string) {
 	defer t.mu.Unlock()
 	delete(t.versions, types.NamespacedName{Namespace: namespace, Name: name})
 }
+
+// staleCacheError says the Endpoints cache still shows the version the
+// controller's last update replaced; the Service is retried with backoff.
+type staleCacheError struct{ rv, key string }
+
+func (e staleCacheError) Error() string {
+	return fmt.Sprintf("endpoints informer cache is out of date, resource version %s already processed for endpoints %s", e.rv, e.key)
+}
+
+// ExpectedRetry: the worker loop requeues a stale cache quietly.
+func (staleCacheError) ExpectedRetry() {}

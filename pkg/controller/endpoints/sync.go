@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -65,7 +64,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	case err != nil:
 		return err
 	case c.stale.isStale(current):
-		return fmt.Errorf("endpoints informer cache is out of date, resource version %s already processed for endpoints %s", current.ResourceVersion, key)
+		return staleCacheError{rv: current.ResourceVersion, key: key}
 	}
 	create := current.ResourceVersion == ""
 	if !create && upToDate(current, svc, subsets) {
@@ -147,6 +146,7 @@ func (c *Controller) write(ctx context.Context, logger klog.Logger, svc *v1.Serv
 	if updated != nil && updated.ResourceVersion != current.ResourceVersion {
 		c.stale.mark(current)
 	}
+	c.spacer.Wrote(svc.Namespace + "/" + svc.Name)
 	return nil
 }
 

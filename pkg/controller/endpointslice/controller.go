@@ -44,6 +44,10 @@ const (
 	// sliceChangeMinDelay is the least delay of a sync caused by a change
 	// to a slice, so that changes to several slices are handled together.
 	sliceChangeMinDelay = time.Second
+	// WriteSpacing is the least time between two writes of one Service's
+	// slices caused by pod changes, when no batch period is set
+	// (endpointutil.WriteSpacing).
+	WriteSpacing = endpointutil.WriteSpacing
 	// topologyKey is the one key of the topology queue.
 	topologyKey = "topologyQueueItemKey"
 
@@ -64,6 +68,10 @@ type Config struct {
 	MaxEndpointsPerSlice int32
 	// BatchPeriod delays the syncs that pod changes cause.
 	BatchPeriod time.Duration
+	// WriteSpacing, when BatchPeriod is 0, holds back a pod-caused sync of
+	// a Service whose slices were written less than this long ago until
+	// then (0: never; New sets WriteSpacing).
+	WriteSpacing time.Duration
 	// PreferSameTrafficDistribution accepts PreferSameZone and
 	// PreferSameNode.
 	PreferSameTrafficDistribution bool
@@ -87,6 +95,8 @@ type Controller struct {
 
 	queue         workqueue.TypedRateLimitingInterface[string]
 	topologyQueue workqueue.TypedRateLimitingInterface[string]
+	// spacer spaces the pod-caused syncs of a Service that just wrote.
+	spacer *controller.Spacer
 
 	tracker     *endpointutil.SliceTracker
 	triggerTime *endpointutil.TriggerTimeTracker
@@ -113,6 +123,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:                       int(cfg.ConcurrentServiceEndpointSyncs),
 		MaxEndpointsPerSlice:          cfg.MaxEndpointsPerSlice,
 		BatchPeriod:                   cfg.EndpointUpdatesBatchPeriod.Duration,
+		WriteSpacing:                  WriteSpacing,
 		PreferSameTrafficDistribution: features.Enabled(cc.FeatureGate, preferSameTrafficDistribution),
 	})
 	if err != nil {
@@ -151,6 +162,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		nodes:         cfg.Nodes.Lister(),
 		queue:         newServiceQueue(),
 		topologyQueue: controller.Queue(""),
+		spacer:        endpointutil.NewWriteSpacer(cfg.BatchPeriod, cfg.WriteSpacing),
 		tracker:       endpointutil.NewSliceTracker(),
 		triggerTime:   endpointutil.NewTriggerTimeTracker(),
 		recorder:      cfg.Recorder,
@@ -165,6 +177,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		recorder:             cfg.Recorder,
 		manager:              ManagedBy,
 		preferSame:           cfg.PreferSameTrafficDistribution,
+		spacer:               c.spacer,
 	}
 	if err := c.addHandlers(klog.FromContext(ctx), svcInformer, podInformer, sliceInformer, nodeInformer); err != nil {
 		return nil, err

@@ -77,8 +77,9 @@ func (c *Controller) enqueueService(obj interface{}) {
 	c.queue.Add(key)
 }
 
-// onPod enqueues, after the batch period, the Services whose endpoints the
-// pod event may change (endpointutil.ServicesForPodChange).
+// onPod enqueues, after the batch period (or spaced from the Service's last
+// write, endpointutil.WriteSpacing), the Services whose endpoints the pod
+// event may change (endpointutil.ServicesForPodChange).
 func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 	keys, err := endpointutil.ServicesForPodChange(c.serviceIndex, podOf(old), podOf(cur))
 	if err != nil {
@@ -86,7 +87,7 @@ func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 		return
 	}
 	for key := range keys {
-		c.queue.AddAfter(key, c.batch)
+		endpointutil.EnqueuePodChange(c.queue, c.spacer, key, c.batch)
 	}
 }
 

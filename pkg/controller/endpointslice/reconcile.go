@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
 )
 
@@ -33,6 +34,8 @@ type reconciler struct {
 	manager string
 	// preferSame accepts PreferSameZone and PreferSameNode.
 	preferSame bool
+	// spacer learns of every sync that wrote (nil: nobody listens).
+	spacer *controller.Spacer
 }
 
 // portGroup is the desired endpoints of the pods that resolve the
@@ -268,7 +271,11 @@ func (r *reconciler) finalize(ctx context.Context, svc *v1.Service, toCreate, to
 	} else if r.validTrafficDistribution(svc.Spec.TrafficDistribution) {
 		traffic = *svc.Spec.TrafficDistribution
 	}
-	slicesChangedPerSync.WithLabelValues(topology, traffic).Observe(float64(len(toCreate) + len(toUpdate) + len(toDelete)))
+	changed := len(toCreate) + len(toUpdate) + len(toDelete)
+	slicesChangedPerSync.WithLabelValues(topology, traffic).Observe(float64(changed))
+	if changed > 0 && r.spacer != nil {
+		r.spacer.Wrote(svc.Namespace + "/" + svc.Name)
+	}
 	return nil
 }
 

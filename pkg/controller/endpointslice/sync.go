@@ -23,6 +23,9 @@ type staleCacheError struct{}
 
 func (staleCacheError) Error() string { return "EndpointSlice informer cache is out of date" }
 
+// ExpectedRetry: the worker loop requeues a stale cache quietly.
+func (staleCacheError) ExpectedRetry() {}
+
 // sync reconciles one Service's slices and counts the outcome.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	err := c.syncService(ctx, key)
