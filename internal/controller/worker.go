@@ -53,8 +53,10 @@ type ExpectedRetry interface {
 }
 
 // quietRetries is how many backed-off retries an ExpectedRetry gets before
-// it is logged as an error: with the default 5ms base delay, about 5 s.
-const quietRetries = 10
+// it is logged as an error: 155 ms with the default 5 ms base delay, 31 s
+// with the endpoint controllers' 1 s. An informer that lags longer than
+// that is worth an operator's look.
+const quietRetries = 5
 
 func isExpectedRetry(err error) bool {
 	var e ExpectedRetry
