@@ -34,7 +34,7 @@ type reconciler struct {
 	manager string
 	// preferSame accepts PreferSameZone and PreferSameNode.
 	preferSame bool
-	// spacer learns of every sync that wrote (nil: nobody listens).
+	// spacer learns of every sync that wrote (the controller's).
 	spacer *controller.Spacer
 }
 
@@ -273,7 +273,7 @@ func (r *reconciler) finalize(ctx context.Context, svc *v1.Service, toCreate, to
 	}
 	changed := len(toCreate) + len(toUpdate) + len(toDelete)
 	slicesChangedPerSync.WithLabelValues(topology, traffic).Observe(float64(changed))
-	if changed > 0 && r.spacer != nil {
+	if changed > 0 {
 		r.spacer.Wrote(svc.Namespace + "/" + svc.Name)
 	}
 	return nil
