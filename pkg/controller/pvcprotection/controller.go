@@ -3,6 +3,7 @@ package pvcprotection
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -32,6 +33,10 @@ const (
 	unusedSinceGate = "PersistentVolumeClaimUnusedSinceTime"
 	// maxBatch bounds how many queued keys one batch takes.
 	maxBatch = 1000
+	// batchWorkers is how many claims of a batch are synced at once.
+	// Upstream syncs them one after another: deleting 500 claims then
+	// waits for 500 sequential finalizer updates.
+	batchWorkers = 4
 )
 
 // Config holds what the controller is built from.
@@ -148,8 +153,8 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // processBatch takes the next key and every key queued behind it (up to
-// maxBatch) and syncs them with one live pod list per namespace at most.
-// It returns false once the queue is shut down.
+// maxBatch) and syncs them, batchWorkers at a time, with one live pod list
+// per namespace at most. It returns false once the queue is shut down.
 func (c *Controller) processBatch(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
@@ -165,25 +170,40 @@ func (c *Controller) processBatch(ctx context.Context) bool {
 		}
 		batch = append(batch, k)
 	}
-	lists := livePods{}
-	for _, k := range batch {
-		err := c.safeSync(ctx, k, lists)
-		switch {
-		case err == nil:
-			c.queue.Forget(k)
-		case controller.IsPermanent(err):
-			utilruntime.HandleErrorWithContext(ctx, err, "Dropping PVC out of the queue", "key", k)
-			c.queue.Forget(k)
-		default:
-			utilruntime.HandleErrorWithContext(ctx, err, "PVC failed", "key", k)
-			c.queue.AddRateLimited(k)
-		}
-		c.queue.Done(k)
+	lists := newLivePods()
+	keys := make(chan string)
+	var wg sync.WaitGroup
+	for range min(batchWorkers, len(batch)) {
+		wg.Go(func() {
+			for k := range keys {
+				c.finish(ctx, k, c.safeSync(ctx, k, lists))
+			}
+		})
 	}
+	for _, k := range batch {
+		keys <- k
+	}
+	close(keys)
+	wg.Wait()
 	return true
 }
 
-func (c *Controller) safeSync(ctx context.Context, key string, lists livePods) (err error) {
+// finish tells the queue how the sync of key ended.
+func (c *Controller) finish(ctx context.Context, key string, err error) {
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case controller.IsPermanent(err):
+		utilruntime.HandleErrorWithContext(ctx, err, "Dropping PVC out of the queue", "key", key)
+		c.queue.Forget(key)
+	default:
+		utilruntime.HandleErrorWithContext(ctx, err, "PVC failed", "key", key)
+		c.queue.AddRateLimited(key)
+	}
+	c.queue.Done(key)
+}
+
+func (c *Controller) safeSync(ctx context.Context, key string, lists *livePods) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic while syncing %q: %v", key, r)
@@ -192,22 +212,41 @@ func (c *Controller) safeSync(ctx context.Context, key string, lists livePods) (
 	return c.sync(ctx, key, lists)
 }
 
-// livePods caches, for one batch, the live pod list of each namespace.
-type livePods map[string][]v1.Pod
+// livePods caches, for one batch, the live pod list of each namespace:
+// the first sync that needs a namespace's list reads it, the others of the
+// batch wait for that read and share it (or its error).
+type livePods struct {
+	mu          sync.Mutex
+	byNamespace map[string]*podList
+}
 
-func (c *Controller) livePods(ctx context.Context, lists livePods, namespace string) ([]v1.Pod, error) {
-	if pods, ok := lists[namespace]; ok {
-		return pods, nil
+func newLivePods() *livePods { return &livePods{byNamespace: map[string]*podList{}} }
+
+type podList struct {
+	once sync.Once
+	pods []v1.Pod
+	err  error
+}
+
+func (c *Controller) livePods(ctx context.Context, lists *livePods, namespace string) ([]v1.Pod, error) {
+	lists.mu.Lock()
+	l, ok := lists.byNamespace[namespace]
+	if !ok {
+		l = &podList{}
+		lists.byNamespace[namespace] = l
 	}
-	klog.FromContext(ctx).V(4).Info("Live listing Pods in namespace", "namespace", namespace)
-	list, err := c.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("live list of pods failed: %w", err)
-	}
-	pods := list.Items
-	if pods == nil {
-		pods = []v1.Pod{}
-	}
-	lists[namespace] = pods
-	return pods, nil
+	lists.mu.Unlock()
+	l.once.Do(func() {
+		klog.FromContext(ctx).V(4).Info("Live listing Pods in namespace", "namespace", namespace)
+		list, err := c.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			l.err = fmt.Errorf("live list of pods failed: %w", err)
+			return
+		}
+		l.pods = list.Items
+		if l.pods == nil {
+			l.pods = []v1.Pod{}
+		}
+	})
+	return l.pods, l.err
 }

@@ -24,7 +24,7 @@ const (
 
 // sync brings one claim's Unused condition and protection finalizer up to
 // date. lists holds the batch's live pod lists.
-func (c *Controller) sync(ctx context.Context, key string, lists livePods) error {
+func (c *Controller) sync(ctx context.Context, key string, lists *livePods) error {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -68,7 +68,7 @@ func (c *Controller) sync(ctx context.Context, key string, lists livePods) error
 
 // inUse asks the informer cache first; when it shows no user, the
 // namespace's live pod list decides (the cache may lag behind a new pod).
-func (c *Controller) inUse(ctx context.Context, pvc *v1.PersistentVolumeClaim, lists livePods, uses usesFunc) (bool, error) {
+func (c *Controller) inUse(ctx context.Context, pvc *v1.PersistentVolumeClaim, lists *livePods, uses usesFunc) (bool, error) {
 	logger := klog.FromContext(ctx)
 	pods, err := storageutil.PodsUsingClaim(c.podIndexer, pvc.Namespace, pvc.Name)
 	if err != nil {

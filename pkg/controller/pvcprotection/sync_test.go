@@ -2,6 +2,7 @@ package pvcprotection
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -183,7 +184,7 @@ func TestFinalizer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, false, []*v1.PersistentVolumeClaim{tt.claim}, tt.cached, tt.live)
 			_, ctx := ktesting.NewTestContext(t)
-			if err := f.c.sync(ctx, ns+"/"+tt.claim.Name, livePods{}); err != nil {
+			if err := f.c.sync(ctx, ns+"/"+tt.claim.Name, newLivePods()); err != nil {
 				t.Fatal(err)
 			}
 			if got := hasFinalizer(f.claim(t, tt.claim.Name)); got != tt.wantFinalizer {
@@ -220,7 +221,7 @@ func TestUnusedCondition(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, true, []*v1.PersistentVolumeClaim{tt.claim}, tt.cached, nil)
 			_, ctx := ktesting.NewTestContext(t)
-			if err := f.c.sync(ctx, ns+"/c", livePods{}); err != nil {
+			if err := f.c.sync(ctx, ns+"/c", newLivePods()); err != nil {
 				t.Fatal(err)
 			}
 			writes, _ := f.writes()
@@ -244,19 +245,24 @@ func TestUnusedCondition(t *testing.T) {
 	}
 }
 
-// TestBatchSharesLiveList: claims of one namespace processed in one batch
-// share one live pod list.
+// TestBatchSharesLiveList: claims of one namespace processed in one batch,
+// batchWorkers at a time, share one live pod list.
 func TestBatchSharesLiveList(t *testing.T) {
-	f := newFixture(t, false, []*v1.PersistentVolumeClaim{claim("a", deleting), claim("b", deleting)}, nil, nil)
+	var claims []*v1.PersistentVolumeClaim
+	for i := range 20 {
+		claims = append(claims, claim(fmt.Sprintf("c%d", i), deleting))
+	}
+	f := newFixture(t, false, claims, nil, nil)
 	_, ctx := ktesting.NewTestContext(t)
-	f.c.queue.Add(ns + "/a")
-	f.c.queue.Add(ns + "/b")
+	for _, c := range claims {
+		f.c.queue.Add(ns + "/" + c.Name)
+	}
 	if !f.c.processBatch(ctx) {
 		t.Fatal("queue shut down")
 	}
 	writes, lists := f.writes()
-	if lists != 1 || len(writes) != 2 {
-		t.Errorf("%d lists and writes %v, want 1 list and 2 updates", lists, writes)
+	if lists != 1 || len(writes) != len(claims) {
+		t.Errorf("%d lists and writes %v, want 1 list and %d updates", lists, writes, len(claims))
 	}
 	if n := f.c.queue.Len(); n != 0 {
 		t.Errorf("%d keys left in the queue", n)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -26,7 +25,7 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 		return
 	}
 	if oldPod.Spec.NodeName == newPod.Spec.NodeName &&
-		equality.Semantic.DeepEqual(oldPod.Spec.Tolerations, newPod.Spec.Tolerations) {
+		tolerationsEqual(oldPod.Spec.Tolerations, newPod.Spec.Tolerations) {
 		return
 	}
 	c.enqueuePod(newPod)
@@ -65,7 +64,7 @@ func (c *Controller) updateNode(oldObj, newObj interface{}) {
 	if !ok1 || !ok2 {
 		return
 	}
-	if equality.Semantic.DeepEqual(noExecuteTaints(oldNode.Spec.Taints), noExecuteTaints(newNode.Spec.Taints)) {
+	if noExecuteTaintsEqual(oldNode.Spec.Taints, newNode.Spec.Taints) {
 		return
 	}
 	c.nodeQueue.Add(newNode.Name)

@@ -23,6 +23,32 @@ func noExecuteTaints(taints []v1.Taint) []v1.Taint {
 	return out
 }
 
+// noExecuteTaintsEqual reports whether a and b hold the same NoExecute
+// taints in the same order (equality.Semantic.DeepEqual of their
+// noExecuteTaints, without reflection or copies: the node handler asks it
+// for every node update).
+func noExecuteTaintsEqual(a, b []v1.Taint) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i].Effect != v1.TaintEffectNoExecute {
+			i++
+		}
+		for j < len(b) && b[j].Effect != v1.TaintEffectNoExecute {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		x, y := &a[i], &b[j]
+		if x.Key != y.Key || x.Value != y.Value ||
+			(x.TimeAdded == nil) != (y.TimeAdded == nil) ||
+			x.TimeAdded != nil && !x.TimeAdded.Equal(y.TimeAdded) {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
 // matchingTolerations returns, for each taint, the first toleration in
 // tolerations that tolerates it, and false if some taint is tolerated by
 // none. compareOps enables the numeric Lt and Gt operators (the
@@ -80,4 +106,23 @@ func tolerationTime(logger klog.Logger, taints []v1.Taint, tolerations []v1.Tole
 		return 0, false
 	}
 	return minTolerationTime(used), true
+}
+
+// tolerationsEqual is equality.Semantic.DeepEqual on tolerations without
+// reflection: the pod handler asks it for every pod update.
+func tolerationsEqual(a, b []v1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Key != y.Key || x.Operator != y.Operator || x.Value != y.Value || x.Effect != y.Effect {
+			return false
+		}
+		if (x.TolerationSeconds == nil) != (y.TolerationSeconds == nil) ||
+			x.TolerationSeconds != nil && *x.TolerationSeconds != *y.TolerationSeconds {
+			return false
+		}
+	}
+	return true
 }

@@ -1,10 +1,13 @@
 package tainteviction
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 )
@@ -107,6 +110,79 @@ func TestMinTolerationTime(t *testing.T) {
 		}
 		if got := minTolerationTime(tols); got != tc.want {
 			t.Errorf("%s: minTolerationTime = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestTolerationsEqualAgreesWithSemanticDeepEqual(t *testing.T) {
+	// A field added to v1.Toleration must be compared too.
+	if n := reflect.TypeOf(v1.Toleration{}).NumField(); n != 5 {
+		t.Fatalf("v1.Toleration has %d fields; tolerationsEqual compares 5", n)
+	}
+	five, six, fiveAgain := int64(5), int64(6), int64(5)
+	base := v1.Toleration{Key: "k", Operator: v1.TolerationOpEqual, Value: "v", Effect: v1.TaintEffectNoExecute, TolerationSeconds: &five}
+	variants := map[string]func(*v1.Toleration){
+		"key":             func(x *v1.Toleration) { x.Key = "other" },
+		"operator":        func(x *v1.Toleration) { x.Operator = v1.TolerationOpExists },
+		"value":           func(x *v1.Toleration) { x.Value = "other" },
+		"effect":          func(x *v1.Toleration) { x.Effect = v1.TaintEffectNoSchedule },
+		"seconds":         func(x *v1.Toleration) { x.TolerationSeconds = &six },
+		"seconds nil":     func(x *v1.Toleration) { x.TolerationSeconds = nil },
+		"same seconds":    func(x *v1.Toleration) { x.TolerationSeconds = &fiveAgain },
+		"nothing changed": func(*v1.Toleration) {},
+	}
+	check := func(name string, a, b []v1.Toleration) {
+		t.Helper()
+		if got, want := tolerationsEqual(a, b), equality.Semantic.DeepEqual(a, b); got != want {
+			t.Errorf("%s: tolerationsEqual = %v, Semantic.DeepEqual = %v", name, got, want)
+		}
+	}
+	for name, change := range variants {
+		other := base
+		change(&other)
+		check(name, []v1.Toleration{base}, []v1.Toleration{other})
+		check(name+", reversed", []v1.Toleration{other}, []v1.Toleration{base})
+	}
+	check("nil and empty", nil, []v1.Toleration{})
+	check("different lengths", []v1.Toleration{base}, []v1.Toleration{base, base})
+	check("order", []v1.Toleration{base, {Key: "a"}}, []v1.Toleration{{Key: "a"}, base})
+}
+
+func TestNoExecuteTaintsEqualAgreesWithSemanticDeepEqual(t *testing.T) {
+	if n := reflect.TypeOf(v1.Taint{}).NumField(); n != 4 {
+		t.Fatalf("v1.Taint has %d fields; noExecuteTaintsEqual compares 4", n)
+	}
+	t1 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t2 := metav1.NewTime(t1.Add(time.Second))
+	t1Local := metav1.NewTime(t1.In(time.FixedZone("x", 3600)))
+	ne := v1.Taint{Key: "k", Value: "v", Effect: v1.TaintEffectNoExecute, TimeAdded: &t1}
+	ns := v1.Taint{Key: "s", Effect: v1.TaintEffectNoSchedule}
+	with := func(change func(*v1.Taint)) v1.Taint {
+		c := ne
+		change(&c)
+		return c
+	}
+	cases := map[string][2][]v1.Taint{
+		"same":                  {{ne}, {ne}},
+		"nil and empty":         {nil, {}},
+		"only other effects":    {{ns}, nil},
+		"other effects ignored": {{ns, ne}, {ne, ns, ns}},
+		"key":                   {{ne}, {with(func(x *v1.Taint) { x.Key = "o" })}},
+		"value":                 {{ne}, {with(func(x *v1.Taint) { x.Value = "o" })}},
+		"effect":                {{ne}, {with(func(x *v1.Taint) { x.Effect = v1.TaintEffectNoSchedule })}},
+		"time":                  {{ne}, {with(func(x *v1.Taint) { x.TimeAdded = &t2 })}},
+		"time nil":              {{ne}, {with(func(x *v1.Taint) { x.TimeAdded = nil })}},
+		"same time, other zone": {{ne}, {with(func(x *v1.Taint) { x.TimeAdded = &t1Local })}},
+		"one more":              {{ne}, {ne, ne}},
+		"order":                 {{ne, with(func(x *v1.Taint) { x.Key = "o" })}, {with(func(x *v1.Taint) { x.Key = "o" }), ne}},
+	}
+	for name, c := range cases {
+		for _, pair := range [][2][]v1.Taint{c, {c[1], c[0]}} {
+			got := noExecuteTaintsEqual(pair[0], pair[1])
+			want := equality.Semantic.DeepEqual(noExecuteTaints(pair[0]), noExecuteTaints(pair[1]))
+			if got != want {
+				t.Errorf("%s: noExecuteTaintsEqual = %v, Semantic.DeepEqual = %v", name, got, want)
+			}
 		}
 	}
 }
