@@ -60,6 +60,13 @@ type Config struct {
 	ProvisionRetryInterval time.Duration
 }
 
+// volumeWorkers is how many volumes are synced at once. Upstream syncs one
+// at a time, so 500 volumes created or released together wait for 500
+// sequential status updates. A volume's sync writes only that volume
+// (binding, which picks among volumes, stays in the one claim worker), and
+// the queue never hands one volume to two workers.
+const volumeWorkers = 4
+
 // Controller binds PersistentVolumeClaims to PersistentVolumes, hands
 // provisioning and deletion to external provisioners (or does them with
 // the hostPath plugin) and reclaims released volumes.
@@ -216,7 +223,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 func (c *Controller) Name() string { return c.name }
 
 // Run waits for the caches, fills the controller's own view from them,
-// then runs one claim worker, one volume worker and the periodic resync
+// then runs one claim worker, volumeWorkers volume workers and the periodic resync
 // until ctx is cancelled. It returns once they and every provisioning,
 // deletion or recycling operation have exited.
 func (c *Controller) Run(ctx context.Context) {
@@ -240,7 +247,7 @@ func (c *Controller) Run(ctx context.Context) {
 	claims := controller.Workers{Name: c.name, Queue: c.claimQueue, Sync: c.syncClaimKey}
 	var wg sync.WaitGroup
 	wg.Go(func() { wait.UntilWithContext(ctx, c.resync, c.syncPeriod) })
-	wg.Go(func() { volumes.Run(ctx, 1) })
+	wg.Go(func() { volumes.Run(ctx, volumeWorkers) })
 	wg.Go(func() { claims.Run(ctx, 1) })
 	wg.Wait()
 }

@@ -14,7 +14,8 @@
 // and, when the cache shows no user, the apiserver: a live list of the
 // namespace's pods, shared by every claim of that namespace in the same
 // batch of queued keys (one worker drains the queue in batches, as
-// upstream's namespace batching does).
+// upstream's namespace batching does, and syncs a batch's claims four at
+// a time where upstream syncs them one after another).
 //
 // With the PersistentVolumeClaimUnusedSinceTime gate (beta, on in v1.37) it
 // also keeps the Unused condition of every Bound claim: False with reason

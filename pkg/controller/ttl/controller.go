@@ -3,6 +3,7 @@ package ttl
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,6 +27,10 @@ const (
 	queueName = "ttlcontroller"
 	// workers is fixed to five, as upstream does.
 	workers = 5
+	// sweep is how long visiting every node after a change of the desired
+	// TTL takes: the kubelet's default node status report period, within
+	// which upstream's node updates re-annotate each node too.
+	sweep = 5 * time.Minute
 )
 
 // Controller annotates nodes with the object TTL for the cluster's size.
@@ -33,6 +38,8 @@ type Controller struct {
 	name   string
 	client kubernetes.Interface
 	size   sizer
+	// sweep is the package constant, shorter in tests.
+	sweep time.Duration
 
 	nodeLister corelisters.NodeLister
 	synced     []cache.InformerSynced
@@ -61,6 +68,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		client:     client,
 		nodeLister: nodeInformer.Lister(),
 		queue:      controller.Queue(queueName),
+		sweep:      sweep,
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -113,16 +121,22 @@ func (c *Controller) nodeDeleted(logger klog.Logger, obj interface{}) {
 	}
 }
 
-// enqueueAll queues every cached node, when the desired TTL changed.
-// Upstream waits for the nodes' next status updates instead.
+// enqueueAll queues every cached node when the desired TTL changed,
+// spread evenly over sweep. Upstream re-annotates a node only on that
+// node's next update, which kubelets send at least every five minutes
+// (their status report period) and kwok nodes may never send. kcm does
+// the same, and also visits every node within that period, so that the
+// annotation converges on every node. The sweep does not patch all the
+// cluster's nodes at once. A node that updates before its turn is
+// annotated then; its turn finds nothing to do.
 func (c *Controller) enqueueAll(logger klog.Logger) {
 	nodes, err := c.nodeLister.List(labels.Everything())
 	if err != nil {
 		logger.Error(err, "Listing cached nodes")
 		return
 	}
-	for _, n := range nodes {
-		c.queue.Add(n.Name)
+	for i, n := range nodes {
+		c.queue.AddAfter(n.Name, c.sweep*time.Duration(i)/time.Duration(len(nodes)))
 	}
 }
 
