@@ -101,6 +101,9 @@ type Controller struct {
 	// opTimes holds the starts of provisionings and deletions, for
 	// volume_operation_total_seconds (metrics.go).
 	opTimes *operationTimes
+	// deleted holds the volumes this controller has deleted (plugin and
+	// API) that are not gone yet: finalizers hold them.
+	deleted uidSet
 
 	hostPath hostPathPlugin
 	recycler recycler

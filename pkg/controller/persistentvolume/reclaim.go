@@ -32,6 +32,12 @@ func (c *Controller) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume)
 			return nil
 		})
 	case v1.PersistentVolumeReclaimDelete:
+		if pv.DeletionTimestamp != nil && c.deleted.has(pv.UID) {
+			// This controller deleted it; finalizers hold it. Deleting
+			// again would repeat the plugin's work and the API call.
+			logger.V(4).Info("Volume is already being deleted", "volumeName", pv.Name)
+			return nil
+		}
 		// The deletion's duration is observed when the volume is gone
 		// (syncVolumeKey); a failed attempt counts an error.
 		c.opTimes.start(pv.Name, c.deleterName(pv), opNameDelete)
@@ -110,7 +116,9 @@ func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) 
 	}
 	if err := c.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err != nil {
 		logger.V(3).Info("Failed to delete volume from database", "volumeName", pv.Name, "err", err)
+		return nil
 	}
+	c.deleted.add(pv.UID)
 	return nil
 }
 

@@ -12,7 +12,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -448,6 +450,43 @@ func TestDeleteReclaim(t *testing.T) {
 		f.waitEvent(`Warning VolumeFailedDelete error getting deleter volume plugin for volume "v": no deletable volume plugin matched`)
 		if got := f.pv("v").Status.Phase; got != v1.VolumeFailed {
 			t.Errorf("phase %s", got)
+		}
+	})
+	t.Run("deleted once while finalizers hold the volume", func(t *testing.T) {
+		dir := t.TempDir()
+		if !hostPathDeletable.MatchString(dir) {
+			t.Skipf("temporary directory %s is not under /tmp", dir)
+		}
+		f := newFixture(t, Config{}, released(withSource(v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: dir}})))
+		// A finalizer (pv-protection) holds the volume: the deletion only
+		// sets its deletionTimestamp.
+		deletes := 0
+		f.client.PrependReactor("delete", "persistentvolumes", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			deletes++
+			obj, err := f.client.Tracker().Get(action.GetResource(), "", action.(clienttesting.DeleteAction).GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			pv := obj.(*v1.PersistentVolume).DeepCopy()
+			now := metav1.Now()
+			pv.DeletionTimestamp = &now
+			return true, nil, f.client.Tracker().Update(action.GetResource(), pv, "")
+		})
+		if err := f.syncVolume("v"); err != nil {
+			t.Fatal(err)
+		}
+		f.c.ops.wait()
+		held := f.pv("v")
+		if deletes != 1 || held.DeletionTimestamp == nil || held.Status.Phase != v1.VolumeReleased {
+			t.Fatalf("%d deletes, volume %+v", deletes, held)
+		}
+		// Its update event syncs it again before the finalizer is gone.
+		if err := f.c.syncVolume(f.ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		f.c.ops.wait()
+		if deletes != 1 {
+			t.Errorf("%d deletes, want the first only", deletes)
 		}
 	})
 	t.Run("hostPath outside /tmp", func(t *testing.T) {
