@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +20,10 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
+// newNodeBatch is how many nodes needing a pod one sync of a settled
+// DaemonSet covers while other DaemonSets wait (newNodesFirst).
+const newNodeBatch = 20
+
 // Event reasons of the daemonset-controller besides pod control's.
 const (
 	SelectingAllReason       = "SelectingAll"
@@ -33,16 +38,64 @@ const (
 // whether it created or deleted anything.
 func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err error) {
 	logger := klog.FromContext(ctx)
-	var create, del []string
+	var needing []*v1.Node
+	var del []string
 	for i, node := range s.nodes {
 		needs, gone := c.nodeActions(logger, s, node, s.fits[i])
 		if needs {
-			create = append(create, node.Name)
+			needing = append(needing, node)
 		}
 		del = append(del, gone...)
 	}
 	del = append(del, unscheduledWithoutNode(s.nodes, s.byNode)...)
+	needing = c.newNodesFirst(s, needing)
+	create := make([]string, len(needing))
+	for i, node := range needing {
+		create[i] = node.Name
+	}
 	return len(del)+len(create) > 0, c.syncNodes(ctx, s, del, create)
+}
+
+// newNodesFirst orders the nodes needing a daemon pod oldest first and,
+// when they joined after the DaemonSet's pods were placed, its pods are
+// all of its current template, and other DaemonSets wait in the queue,
+// keeps only the first newNodeBatch: the sync yields, and its pod events
+// queue it again behind the others.
+//
+// When many nodes join at once, every DaemonSet needs a pod on each. A
+// DaemonSet covering all of them in one sync, as upstream's do, leaves
+// each node waiting for the last DaemonSet to be synced: a node gets its
+// networking (kube-proxy, the CNI plugin) only when every new node is
+// nearly done. Taking the nodes a few at a time, oldest first, and taking
+// turns, every DaemonSet covers the first nodes before any covers the
+// last, and nodes become complete one batch after another. A new
+// DaemonSet, one rolling out, one alone in the queue and nodes that are
+// not new keep upstream's burst.
+func (c *Controller) newNodesFirst(s *syncState, nodes []*v1.Node) []*v1.Node {
+	slices.SortFunc(nodes, func(a, b *v1.Node) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(nodes) <= newNodeBatch || len(s.pods) == 0 || c.queue.Len() == 0 {
+		return nodes
+	}
+	placed := s.pods[0].CreationTimestamp
+	for _, p := range s.pods {
+		if !s.rev.updated(p) {
+			return nodes
+		}
+		if p.CreationTimestamp.Before(&placed) {
+			placed = p.CreationTimestamp
+		}
+	}
+	// Nodes older than the DaemonSet's oldest pod are not new to it (the
+	// rest of a first placement, nodes relabelled to fit).
+	if !placed.Before(&nodes[newNodeBatch-1].CreationTimestamp) {
+		return nodes
+	}
+	return nodes[:newNodeBatch]
 }
 
 // nodeActions decides, as upstream's podsShouldBeOnNode, whether node

@@ -1,0 +1,74 @@
+package daemonset
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// TestNewNodesTakenInTurns: a settled DaemonSet covers nodes that joined
+// after its pods were placed newNodeBatch at a time, oldest first, while
+// other DaemonSets wait; otherwise it covers every node in one sync.
+func TestNewNodesTakenInTurns(t *testing.T) {
+	const newNodes = newNodeBatch + 10
+	node := func(name string, created time.Time) *v1.Node {
+		n := newNode(name)
+		n.CreationTimestamp = metav1.NewTime(created)
+		return n
+	}
+	// Joined ten minutes ago, in reverse name order: age decides.
+	var joined []runtime.Object
+	var oldestFirst []string
+	for i := range newNodes {
+		name := fmt.Sprintf("new-%02d", newNodes-1-i)
+		joined = append(joined, node(name, t0.Add(-10*time.Minute+time.Duration(i)*time.Second)))
+		oldestFirst = append(oldestFirst, name)
+	}
+	for _, tc := range []struct {
+		name       string
+		others     bool      // another DaemonSet waits in the queue
+		podCreated time.Time // of the pods on the old nodes
+		podOpts    []podOpt  // of the pod on old-1
+		noPods     bool      // a new DaemonSet
+		want       []string  // nodes created on, in order
+		wantN      int       // or only their count
+	}{
+		{name: "others wait", others: true, podCreated: t0.Add(-time.Hour), want: oldestFirst[:newNodeBatch]},
+		{name: "alone in the queue", podCreated: t0.Add(-time.Hour), want: oldestFirst},
+		{name: "rolling out", others: true, podCreated: t0.Add(-time.Hour), podOpts: []podOpt{oldRevision}, want: oldestFirst},
+		{name: "nodes older than the pods", others: true, podCreated: t0.Add(-time.Minute), want: oldestFirst},
+		{name: "new DaemonSet", others: true, noPods: true, wantN: newNodes + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := newDS()
+			objects := append(objs(ds, currentRevision(t, ds, 1),
+				node("old-0", t0.Add(-2*time.Hour)), node("old-1", t0.Add(-2*time.Hour))), joined...)
+			if !tc.noPods {
+				objects = append(objects,
+					daemonPod(ds, "p0", "old-0", createdAt(tc.podCreated)),
+					daemonPod(ds, "p1", "old-1", append([]podOpt{createdAt(tc.podCreated)}, tc.podOpts...)...))
+			}
+			f := newFixture(t, objects...)
+			if tc.others {
+				f.c.queue.Add("ns/other")
+			}
+			if err := f.sync(t); err != nil {
+				t.Fatal(err)
+			}
+			// A slow-start batch creates concurrently: compare sets.
+			got := slices.Sorted(slices.Values(f.createdOn(t)))
+			if tc.want != nil && !reflect.DeepEqual(got, slices.Sorted(slices.Values(tc.want))) {
+				t.Errorf("created on %v, want %v", got, tc.want)
+			}
+			if tc.want == nil && len(got) != tc.wantN {
+				t.Errorf("created on %d nodes, want %d", len(got), tc.wantN)
+			}
+		})
+	}
+}
