@@ -15,9 +15,9 @@ const (
 	// headroom is the share of a P the Governor plans to use: demand of
 	// 0.9 CPUs or less keeps one P, up to 1.8 two, and so on. A second P
 	// is added when the ones there are nearly saturated, not before: at
-	// 0.6, bursts of the 500-QPS benchmark phases held two Ps for most of
-	// the phase, and their spinning cost 10-20% of the process's CPU
-	// with no gain in wall time (docs/BENCHMARKS.md).
+	// 0.6, bursts of the 500-QPS jobs and volumes benchmark phases held
+	// two Ps for most of the phase, and their spinning cost 10-20% of the
+	// process's CPU with no gain in wall time there (docs/BENCHMARKS.md).
 	headroom = 0.9
 	// settle is how many periods in a row demand must stay below the
 	// current size before the Governor lowers it.
