@@ -6,12 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
@@ -210,7 +208,7 @@ func (c *Controller) syncVolumeKey(ctx context.Context, key string) error {
 	}
 	logger.V(4).Info("volume deleted", "volumeName", old.Name)
 	c.opTimes.done(old.Name)
-	c.deleted.forget(old.UID)
+	c.deleted.Delete(old.UID)
 	if old.Spec.ClaimRef != nil {
 		c.claimQueue.Add(claimRefKey(old.Spec.ClaimRef))
 	}
@@ -257,33 +255,4 @@ func claimKey(claim *v1.PersistentVolumeClaim) string {
 
 func claimRefKey(ref *v1.ObjectReference) string {
 	return ref.Namespace + "/" + ref.Name
-}
-
-// uidSet is a set of object UIDs, safe for concurrent use. The zero value
-// is ready to use.
-type uidSet struct {
-	mu sync.Mutex
-	m  map[types.UID]struct{}
-}
-
-func (s *uidSet) add(uid types.UID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[types.UID]struct{}{}
-	}
-	s.m[uid] = struct{}{}
-}
-
-func (s *uidSet) has(uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[uid]
-	return ok
-}
-
-func (s *uidSet) forget(uid types.UID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, uid)
 }

@@ -101,9 +101,9 @@ type Controller struct {
 	// opTimes holds the starts of provisionings and deletions, for
 	// volume_operation_total_seconds (metrics.go).
 	opTimes *operationTimes
-	// deleted holds the volumes this controller has deleted (plugin and
-	// API) that are not gone yet: finalizers hold them.
-	deleted uidSet
+	// deleted holds the UIDs of volumes this controller has deleted
+	// (plugin and API) that are not gone yet: finalizers hold them.
+	deleted sync.Map
 
 	hostPath hostPathPlugin
 	recycler recycler
@@ -226,9 +226,9 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 func (c *Controller) Name() string { return c.name }
 
 // Run waits for the caches, fills the controller's own view from them,
-// then runs one claim worker, volumeWorkers volume workers and the periodic resync
-// until ctx is cancelled. It returns once they and every provisioning,
-// deletion or recycling operation have exited.
+// then runs one claim worker, volumeWorkers volume workers and the
+// periodic resync until ctx is cancelled. It returns once they and every
+// provisioning, deletion or recycling operation have exited.
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting persistent volume controller")

@@ -32,7 +32,7 @@ func (c *Controller) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume)
 			return nil
 		})
 	case v1.PersistentVolumeReclaimDelete:
-		if pv.DeletionTimestamp != nil && c.deleted.has(pv.UID) {
+		if _, ours := c.deleted.Load(pv.UID); ours && pv.DeletionTimestamp != nil {
 			// This controller deleted it; finalizers hold it. Deleting
 			// again would repeat the plugin's work and the API call.
 			logger.V(4).Info("Volume is already being deleted", "volumeName", pv.Name)
@@ -118,7 +118,7 @@ func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) 
 		logger.V(3).Info("Failed to delete volume from database", "volumeName", pv.Name, "err", err)
 		return nil
 	}
-	c.deleted.add(pv.UID)
+	c.deleted.Store(pv.UID, struct{}{})
 	return nil
 }
 
