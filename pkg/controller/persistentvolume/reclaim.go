@@ -32,9 +32,13 @@ func (c *Controller) reclaimVolume(ctx context.Context, pv *v1.PersistentVolume)
 			return nil
 		})
 	case v1.PersistentVolumeReclaimDelete:
-		if _, ours := c.deleted.Load(pv.UID); ours && pv.DeletionTimestamp != nil {
-			// This controller deleted it; finalizers hold it. Deleting
-			// again would repeat the plugin's work and the API call.
+		if _, ours := c.deleted.Load(pv.UID); ours && pv.DeletionTimestamp != nil &&
+			!slices.Contains(pv.Finalizers, storagehelpers.PVDeletionInTreeProtectionFinalizer) {
+			// This controller deleted it; other finalizers hold it.
+			// Deleting again would repeat the plugin's work and the API
+			// call. With its own finalizer back (a sync re-added it while
+			// the deletion ran, as upstream's does), only another
+			// deletion removes it.
 			logger.V(4).Info("Volume is already being deleted", "volumeName", pv.Name)
 			return nil
 		}

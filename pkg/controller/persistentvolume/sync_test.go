@@ -488,6 +488,16 @@ func TestDeleteReclaim(t *testing.T) {
 		if deletes != 1 {
 			t.Errorf("%d deletes, want the first only", deletes)
 		}
+		// A sync re-added the controller's own finalizer while the
+		// deletion ran: only another deletion removes it.
+		held.Finalizers = append(held.Finalizers, storagehelpers.PVDeletionInTreeProtectionFinalizer)
+		if err := f.c.syncVolume(f.ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		f.c.ops.wait()
+		if deletes != 2 {
+			t.Errorf("%d deletes, want a second one for the finalizer", deletes)
+		}
 	})
 	t.Run("hostPath outside /tmp", func(t *testing.T) {
 		f := newFixture(t, Config{}, released(withSource(v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}})))
