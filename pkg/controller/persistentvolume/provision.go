@@ -200,7 +200,7 @@ func (c *Controller) provisionHostPath(ctx context.Context, claim *v1.Persistent
 	c.recorder.Event(claim, v1.EventTypeWarning, reasonProvisioningFailed, fmt.Sprintf("Error creating provisioned PV object for claim %s: %v. Deleting the volume.", claimKey(claim), err))
 	var deleteErr error
 	for i := 0; i < createProvisionedPVRetryCount; i++ {
-		if deleteErr = c.deleteWithPlugin(ctx, pv); deleteErr == nil {
+		if deleteErr = c.deleteWithPlugin(ctx, pv, nil); deleteErr == nil {
 			break
 		}
 		logger.V(3).Info("Failed to delete volume", "volumeName", pv.Name, "err", deleteErr)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
@@ -111,7 +112,7 @@ func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) 
 	if released, err := c.isVolumeReleased(fresh); err != nil || !released {
 		return nil
 	}
-	if err := c.deleteWithPlugin(ctx, pv); err != nil {
+	if err := c.deleteWithPlugin(ctx, pv, fresh); err != nil {
 		logger.V(3).Info("Deletion of volume failed", "volumeName", pv.Name, "err", err)
 		if _, uerr := c.updateVolumePhaseWithEvent(ctx, pv, v1.VolumeFailed, v1.EventTypeWarning, reasonVolumeFailedDelete, err.Error()); uerr != nil {
 			return uerr
@@ -127,8 +128,11 @@ func (c *Controller) deleteVolume(ctx context.Context, pv *v1.PersistentVolume) 
 }
 
 // deleteWithPlugin removes the hostPath directory, then the in-tree
-// deletion-protection finalizer.
-func (c *Controller) deleteWithPlugin(ctx context.Context, pv *v1.PersistentVolume) error {
+// deletion-protection finalizer. read is the volume as the API server
+// returned it just before, or nil: the finalizer is then decided on a
+// fresh read (upstream always reads again; the deletion path has just read
+// the volume and passes that copy, which saves a GET per deleted volume).
+func (c *Controller) deleteWithPlugin(ctx context.Context, pv, read *v1.PersistentVolume) error {
 	start := time.Now()
 	err := c.hostPath.delete(pv)
 	// Upstream times the deleter's Delete only: a volume without a
@@ -140,19 +144,35 @@ func (c *Controller) deleteWithPlugin(ctx context.Context, pv *v1.PersistentVolu
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Volume deleted", "volumeName", pv.Name)
-	fresh, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
+	return c.removeInTreeFinalizer(ctx, pv.Name, read)
+}
+
+// removeInTreeFinalizer removes the in-tree deletion-protection finalizer
+// from the volume, starting from read when it is not nil. A copy gone stale
+// (a conflict) is read again once.
+func (c *Controller) removeInTreeFinalizer(ctx context.Context, name string, read *v1.PersistentVolume) error {
+	for retried := false; ; retried = true {
+		if read == nil {
+			fresh, err := c.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			read = fresh
+		}
+		if !slices.Contains(read.Finalizers, storagehelpers.PVDeletionInTreeProtectionFinalizer) {
+			return nil
+		}
+		clone := read.DeepCopy()
+		clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == storagehelpers.PVDeletionInTreeProtectionFinalizer })
+		_, err := c.updateVolume(ctx, clone)
+		if err == nil {
+			return nil
+		}
+		if retried || !apierrors.IsConflict(err) {
+			return fmt.Errorf("persistent volume controller can't update finalizer: %w", err)
+		}
+		read = nil
 	}
-	if !slices.Contains(fresh.Finalizers, storagehelpers.PVDeletionInTreeProtectionFinalizer) {
-		return nil
-	}
-	clone := fresh.DeepCopy()
-	clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == storagehelpers.PVDeletionInTreeProtectionFinalizer })
-	if _, err := c.updateVolume(ctx, clone); err != nil {
-		return fmt.Errorf("persistent volume controller can't update finalizer: %w", err)
-	}
-	return nil
 }
 
 // isVolumeReleased reports whether the volume's claim is gone (or bound

@@ -2,6 +2,7 @@ package persistentvolume
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -497,6 +498,39 @@ func TestDeleteReclaim(t *testing.T) {
 		f.c.ops.wait()
 		if deletes != 2 {
 			t.Errorf("%d deletes, want a second one for the finalizer", deletes)
+		}
+	})
+	t.Run("one read of the volume, again only after a conflict", func(t *testing.T) {
+		for _, conflicts := range []int{0, 1} {
+			dir := t.TempDir()
+			if !hostPathDeletable.MatchString(dir) {
+				t.Skipf("temporary directory %s is not under /tmp", dir)
+			}
+			pv := released(withSource(v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: dir}}))
+			pv.Finalizers = []string{storagehelpers.PVDeletionInTreeProtectionFinalizer}
+			f := newFixture(t, Config{}, pv)
+			gets, left := 0, conflicts
+			f.client.PrependReactor("get", "persistentvolumes", func(clienttesting.Action) (bool, runtime.Object, error) {
+				gets++
+				return false, nil, nil
+			})
+			f.client.PrependReactor("update", "persistentvolumes", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if left > 0 && action.GetSubresource() == "" {
+					left--
+					return true, nil, apierrors.NewConflict(v1.Resource("persistentvolumes"), "v", errors.New("stale"))
+				}
+				return false, nil, nil
+			})
+			if err := f.syncVolume("v"); err != nil {
+				t.Fatal(err)
+			}
+			f.c.ops.wait()
+			if _, err := f.client.CoreV1().PersistentVolumes().Get(f.ctx, "v", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("%d conflicts: volume not deleted: %v", conflicts, err)
+			}
+			if want := 1 + conflicts + 1; gets != want { // the last one is this test's
+				t.Errorf("%d conflicts: %d reads of the volume, want %d", conflicts, gets, want)
+			}
 		}
 	})
 	t.Run("hostPath outside /tmp", func(t *testing.T) {
