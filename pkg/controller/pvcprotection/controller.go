@@ -37,6 +37,14 @@ const (
 	// Upstream syncs them one after another: deleting 500 claims then
 	// waits for 500 sequential finalizer updates.
 	batchWorkers = 4
+	// unusedWindow aligns the syncs of newly bound claims that only need
+	// their Unused condition: they are queued for the end of the current
+	// window, so that the claims bound within one window are synced in one
+	// batch and share one live pod list. Upstream syncs each as it comes:
+	// binding 500 claims at the binder's pace made 500 live lists, one per
+	// claim. The condition is informational; it appears at most a window
+	// later. Finalizer work is never delayed.
+	unusedWindow = time.Second
 )
 
 // Config holds what the controller is built from.

@@ -20,5 +20,8 @@
 // With the PersistentVolumeClaimUnusedSinceTime gate (beta, on in v1.37) it
 // also keeps the Unused condition of every Bound claim: False with reason
 // PodUsingPVC while a pod that has not terminated refers to it (scheduled
-// or not), True with reason NoPodsUsingPVC otherwise.
+// or not), True with reason NoPodsUsingPVC otherwise. A newly bound claim
+// that needs only this condition is synced at the end of the current
+// second with the others bound within it, sharing their live pod list
+// (upstream lists once per claim); finalizer work is never delayed.
 package pvcprotection

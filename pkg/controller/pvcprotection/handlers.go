@@ -2,6 +2,7 @@ package pvcprotection
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -11,19 +12,29 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 )
 
-// pvcChanged queues a claim that needs the finalizer, may lose it, or has
-// no Unused condition yet.
+// pvcChanged queues a claim that needs the finalizer or may lose it at
+// once, and a bound claim that only lacks its Unused condition at the end
+// of the current unusedWindow (see there).
 func (c *Controller) pvcChanged(logger klog.Logger, obj interface{}) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "PVC informer returned non-PVC object", "type", fmt.Sprintf("%T", obj))
 		return
 	}
-	if (c.unusedCond && findCondition(pvc.Status.Conditions, v1.PersistentVolumeClaimUnused) == nil) ||
-		storageutil.NeedToAddFinalizer(pvc, storageutil.PVCProtectionFinalizer) ||
-		storageutil.IsDeletionCandidate(pvc, storageutil.PVCProtectionFinalizer) {
-		c.queue.Add(pvc.Namespace + "/" + pvc.Name)
+	key := pvc.Namespace + "/" + pvc.Name
+	switch {
+	case storageutil.NeedToAddFinalizer(pvc, storageutil.PVCProtectionFinalizer) ||
+		storageutil.IsDeletionCandidate(pvc, storageutil.PVCProtectionFinalizer):
+		c.queue.Add(key)
+	case c.unusedCond && pvc.DeletionTimestamp == nil && pvc.Status.Phase == v1.ClaimBound &&
+		findCondition(pvc.Status.Conditions, v1.PersistentVolumeClaimUnused) == nil:
+		c.queue.AddAfter(key, c.untilWindowEnds())
 	}
+}
+
+// untilWindowEnds returns the time left in the current unusedWindow.
+func (c *Controller) untilWindowEnds() time.Duration {
+	return unusedWindow - time.Duration(c.clock.Now().UnixNano()%int64(unusedWindow))
 }
 
 // podChanged queues the claims of a pod that may have stopped (or, for the

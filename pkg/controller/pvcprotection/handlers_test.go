@@ -1,7 +1,9 @@
 package pvcprotection
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
@@ -45,5 +47,42 @@ func TestReplacedPodQueuesOldClaims(t *testing.T) {
 	}
 	if k, _ := f.c.queue.Get(); k != ns+"/old" {
 		t.Errorf("queued %q, want the old pod's claim", k)
+	}
+}
+
+func TestClaimEventsQueueClaims(t *testing.T) {
+	f := newFixture(t, true, nil, nil, nil)
+	logger, _ := ktesting.NewTestContext(t)
+	// Finalizer work is queued at once.
+	f.c.pvcChanged(logger, claim("deleting", deleting, bound))
+	f.c.pvcChanged(logger, claim("unprotected", noFinalizer))
+	// Nothing to do for a pending claim or one with its condition.
+	f.c.pvcChanged(logger, claim("pending"))
+	f.c.pvcChanged(logger, claim("done", bound, unusedCond(v1.ConditionTrue)))
+	if n := f.c.queue.Len(); n != 2 {
+		t.Fatalf("%d keys queued at once, want the 2 with finalizer work", n)
+	}
+	// Bound claims without the condition wait for the end of the window,
+	// together.
+	f.c.pvcChanged(logger, claim("b1", bound))
+	f.c.pvcChanged(logger, claim("b2", bound))
+	if n := f.c.queue.Len(); n != 2 {
+		t.Fatalf("%d keys queued, want the bound claims held back", n)
+	}
+	deadline := time.Now().Add(unusedWindow + 5*time.Second)
+	for f.c.queue.Len() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys queued after the window, want 4", f.c.queue.Len())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var got []string
+	for f.c.queue.Len() > 0 {
+		k, _ := f.c.queue.Get()
+		got = append(got, k)
+		f.c.queue.Done(k)
+	}
+	if want := []string{ns + "/deleting", ns + "/unprotected", ns + "/b1", ns + "/b2"}; !slices.Equal(got, want) {
+		t.Errorf("queued %v, want %v", got, want)
 	}
 }
