@@ -146,7 +146,7 @@ type nodePods map[string][]*v1.Pod
 // are left out: the kubelet or the pod garbage collector finishes them.
 // Pods whose node cannot be told are left out.
 func groupByNode(logger klog.Logger, ds *apps.DaemonSet, pods []*v1.Pod, includeDeletedTerminal bool) nodePods {
-	out := nodePods{}
+	out := make(nodePods, len(pods))
 	for _, pod := range pods {
 		if !includeDeletedTerminal && isTerminal(pod) && pod.DeletionTimestamp != nil {
 			continue

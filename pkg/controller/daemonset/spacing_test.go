@@ -102,4 +102,19 @@ func TestPodEventsSpaced(t *testing.T) {
 	if !mayAct(ds, old, oldReady) {
 		t.Error("readiness of an old pod: not acted on")
 	}
+	// The scheduler binding a pod to the node it is pinned to: spaced.
+	pending := daemonPod(ds, "p3", "c", unbound)
+	boundPod := daemonPod(ds, "p3", "c")
+	boundPod.ResourceVersion = "2"
+	if mayAct(ds, pending, boundPod) {
+		t.Error("binding to the pinned node: acted on")
+	}
+	// A pod whose node changes (an adopted pod without the pin): at once.
+	moved := boundPod.DeepCopy()
+	moved.Spec.Affinity = nil
+	unpinned := moved.DeepCopy()
+	unpinned.Spec.NodeName = ""
+	if !mayAct(ds, unpinned, moved) {
+		t.Error("a pod without a pin bound to a node: not acted on")
+	}
 }
