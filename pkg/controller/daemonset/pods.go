@@ -147,7 +147,10 @@ type nodePods map[string][]*v1.Pod
 // Pods whose node cannot be told are left out.
 func groupByNode(logger klog.Logger, ds *apps.DaemonSet, pods []*v1.Pod, includeDeletedTerminal bool) nodePods {
 	out := make(nodePods, len(pods))
-	for _, pod := range pods {
+	// Most nodes have one pod: their slices share one array, each capped
+	// at its element, so that an append for a second pod copies.
+	one := make([]*v1.Pod, len(pods))
+	for i, pod := range pods {
 		if !includeDeletedTerminal && isTerminal(pod) && pod.DeletionTimestamp != nil {
 			continue
 		}
@@ -156,7 +159,12 @@ func groupByNode(logger klog.Logger, ds *apps.DaemonSet, pods []*v1.Pod, include
 			logger.V(4).Info("Failed to get target node name of Pod in DaemonSet", "pod", klog.KObj(pod), "daemonset", klog.KObj(ds))
 			continue
 		}
-		out[node] = append(out[node], pod)
+		if have, ok := out[node]; ok {
+			out[node] = append(have, pod)
+			continue
+		}
+		one[i] = pod
+		out[node] = one[i : i+1 : i+1]
 	}
 	return out
 }
