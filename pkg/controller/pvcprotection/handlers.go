@@ -26,8 +26,7 @@ func (c *Controller) pvcChanged(logger klog.Logger, obj interface{}) {
 	case storageutil.NeedToAddFinalizer(pvc, storageutil.PVCProtectionFinalizer) ||
 		storageutil.IsDeletionCandidate(pvc, storageutil.PVCProtectionFinalizer):
 		c.queue.Add(key)
-	case c.unusedCond && pvc.DeletionTimestamp == nil && pvc.Status.Phase == v1.ClaimBound &&
-		findCondition(pvc.Status.Conditions, v1.PersistentVolumeClaimUnused) == nil:
+	case c.managesUnused(pvc) && findCondition(pvc.Status.Conditions, v1.PersistentVolumeClaimUnused) == nil:
 		c.queue.AddAfter(key, c.untilWindowEnds())
 	}
 }

@@ -39,8 +39,7 @@ func (c *Controller) sync(ctx context.Context, key string, lists *livePods) erro
 		return err
 	}
 
-	// Only bound claims: the binder writes a pending claim's status.
-	if c.unusedCond && pvc.DeletionTimestamp == nil && pvc.Status.Phase == v1.ClaimBound {
+	if c.managesUnused(pvc) {
 		used, err := c.inUse(ctx, pvc, lists, keepsUsed)
 		if err != nil {
 			return err
@@ -141,4 +140,11 @@ func findCondition(conds []v1.PersistentVolumeClaimCondition, t v1.PersistentVol
 		}
 	}
 	return nil
+}
+
+// managesUnused reports whether the controller keeps pvc's Unused condition:
+// with the gate on, for bound claims not being deleted (the binder writes
+// a pending claim's status).
+func (c *Controller) managesUnused(pvc *v1.PersistentVolumeClaim) bool {
+	return c.unusedCond && pvc.DeletionTimestamp == nil && pvc.Status.Phase == v1.ClaimBound
 }
