@@ -70,7 +70,7 @@ func isExpectedRetry(err error) bool {
 func Queue(name string) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: QueueClock(nil)},
 	)
 }
 

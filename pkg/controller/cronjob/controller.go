@@ -87,7 +87,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		recorder:      recorder,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clk},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(clk)},
 		),
 	}
 	logger := klog.FromContext(ctx)

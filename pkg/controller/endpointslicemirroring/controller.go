@@ -148,7 +148,7 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](minSyncBackoff, maxSyncBackoff),
 			controller.NewBucketRateLimiter[string](10, 100, nil),
 		),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName},
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(nil)},
 	)
 }
 

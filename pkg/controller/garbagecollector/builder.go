@@ -59,7 +59,7 @@ const absentOwnerCacheSize = 4096
 func newBuilder(recorder record.EventRecorder) *builder {
 	return &builder{
 		graph:           newGraph(),
-		changes:         workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[*event]{Name: "garbage_collector_graph_changes"}),
+		changes:         workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[*event]{Name: "garbage_collector_graph_changes", Clock: controller.QueueClock(nil)}),
 		attemptToDelete: controller.Queue("garbage_collector_attempt_to_delete"),
 		attemptToOrphan: controller.Queue("garbage_collector_attempt_to_orphan"),
 		absentOwners:    lru.New(absentOwnerCacheSize),

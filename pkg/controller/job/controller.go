@@ -224,7 +224,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 func newQueue(name string, clk clock.WithTicker) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBaseDelay, retryMaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk},
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: controller.QueueClock(clk)},
 	)
 }
 

@@ -89,7 +89,7 @@ func newController(ctx context.Context, name string, d *deleter, informer corein
 		lister:  informer.Lister(),
 		deleter: d,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(nil)}),
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := informer.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{

@@ -138,7 +138,7 @@ func newController(name string, client kubernetes.Interface, routes cloudprovide
 	if watchBased {
 		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig[string](
 			newIntervalLimiter(minResyncInterval),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "Routes"})
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "Routes", Clock: controller.QueueClock(nil)})
 		handler = cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { c.queue.AddRateLimited(nodeChangeKey) },
 			UpdateFunc: c.onNodeUpdate,

@@ -119,7 +119,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		// Every key waits a whole sync period when re-added, errors
 		// included: upstream's fixed-interval limiter.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig[string](fixedInterval(cfg.SyncPeriod),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clk}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(clk)}),
 		selectors:              newSelectorStore(),
 		history:                newHistory(),
 		invalidate:             cfg.InvalidateMetricVersions,

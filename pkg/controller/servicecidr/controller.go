@@ -87,7 +87,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		// The grace period's requeue runs on the injected clock.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clk},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(clk)},
 		),
 	}
 	logger := klog.FromContext(ctx)

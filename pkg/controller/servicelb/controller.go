@@ -131,7 +131,7 @@ func newController(name string, client kubernetes.Interface, balancer cloudprovi
 func retryQueue(name string) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](minRetryDelay, maxRetryDelay),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: controller.QueueClock(nil)},
 	)
 }
 

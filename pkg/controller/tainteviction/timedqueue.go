@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/kcm-dev/kcm/internal/controller"
 )
 
 // evictionQueue holds the evictions that are pending or running, keyed by
@@ -32,7 +34,7 @@ func newEvictionQueue(clk clock.WithTicker, name string) *evictionQueue {
 		clock: clk,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: controller.QueueClock(clk)}),
 		entries: map[string]*eviction{},
 	}
 }

@@ -99,7 +99,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		// the requeue at a token's expiry follows it.
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: clk},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(clk)},
 		),
 	}
 	logger := klog.FromContext(ctx)

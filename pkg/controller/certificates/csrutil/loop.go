@@ -68,7 +68,7 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 1000*time.Second),
 			controller.NewBucketRateLimiter[string](10, 100, nil),
 		),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName},
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(nil)},
 	)
 }
 
