@@ -160,7 +160,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		nodeQueue:   controller.Queue(nodeQueueName),
 		podQueue:    controller.Queue(podQueueName),
 		health:      newHealthMap(),
-		zones:       zones{queues: map[string]*taintQueue{}},
+		zones:       newZones(),
 		knownNodes:  map[string]*v1.Node{},
 		zoneStates:  map[string]zoneState{},
 	}
@@ -248,7 +248,7 @@ func (c *Controller) Run(ctx context.Context) {
 	pods := controller.Workers{Name: c.name, Queue: c.podQueue, Sync: c.syncPod}
 	run(func() { nodes.Run(ctx, nodeWorkers) })
 	run(func() { pods.Run(ctx, podWorkers) })
-	run(func() { c.every(ctx, taintingPeriod, c.noExecuteTaintingPass) })
+	run(func() { c.taintLoop(ctx) })
 	run(func() {
 		c.every(ctx, c.monitorEvery, func(ctx context.Context) {
 			if err := c.monitorNodeHealth(ctx); err != nil {
@@ -257,6 +257,33 @@ func (c *Controller) Run(ctx context.Context) {
 		})
 	})
 	wg.Wait()
+}
+
+// taintLoop works the zones' taint queues every taintingPeriod, as
+// upstream, but only while a queue holds a node: with none queued (a healthy
+// cluster, nearly always) it sleeps until markNodeForTainting queues one,
+// then works the queues one period later, as upstream's next tick would at
+// the latest. A pass over empty queues changes nothing (it takes no token
+// from a zone's limiter), and upstream's ten passes a second were the most
+// frequent wake-up of an idle kcm.
+func (c *Controller) taintLoop(ctx context.Context) {
+	for {
+		c.noExecuteTaintingPass(ctx)
+		if !c.zones.anyPending() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.zones.wake:
+			}
+		}
+		t := c.clock.NewTimer(taintingPeriod)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
 }
 
 // every runs f, then waits period after it returns, until ctx is done.

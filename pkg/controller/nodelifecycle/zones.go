@@ -89,10 +89,35 @@ func (p evictionPolicy) qpsFor(state zoneState, zoneSize int) float32 {
 }
 
 // zones holds the per-zone taint queues. Queues are created on a zone's
-// first node and never removed, as upstream.
+// first node and never removed, as upstream. wake is signalled when a node
+// is queued.
 type zones struct {
 	mu     sync.Mutex
 	queues map[string]*taintQueue
+	wake   chan struct{}
+}
+
+func newZones() zones {
+	return zones{queues: map[string]*taintQueue{}, wake: make(chan struct{}, 1)}
+}
+
+// anyPending reports whether a zone's queue holds a node to handle.
+func (z *zones) anyPending() bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for _, q := range z.queues {
+		if q.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (z *zones) notify() {
+	select {
+	case z.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (z *zones) queue(key string) *taintQueue {
@@ -137,7 +162,11 @@ func (c *Controller) markNodeForTainting(node *v1.Node, status v1.ConditionStatu
 	if want := noExecuteTaintFor(status); want != nil && !nodeutil.TaintExists(node.Spec.Taints, want) {
 		q.Remove(node.Name)
 	}
-	return q.Add(node.Name, node.UID)
+	if !q.Add(node.Name, node.UID) {
+		return false
+	}
+	c.zones.notify()
+	return true
 }
 
 // markNodeAsReachable removes the node's NoExecute taints and takes it out of
