@@ -23,6 +23,8 @@
 //     --node-eviction-rate, --secondary-node-eviction-rate,
 //     --unhealthy-zone-threshold and --large-cluster-size-threshold. When
 //     every zone is fully disrupted all NoExecute taints are removed.
+//     The queues are worked every 100 ms while any holds a node, and not
+//     at all while none does (controller.go, taintLoop).
 //
 // Every taint or label write is a single JSON patch built from the cached
 // Node (internal/controller/nodeutil), with no read before it.
