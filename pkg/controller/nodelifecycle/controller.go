@@ -276,12 +276,8 @@ func (c *Controller) taintLoop(ctx context.Context) {
 			case <-c.zones.wake:
 			}
 		}
-		t := c.clock.NewTimer(taintingPeriod)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !c.sleep(ctx, taintingPeriod) {
 			return
-		case <-t.C():
 		}
 	}
 }
@@ -290,12 +286,21 @@ func (c *Controller) taintLoop(ctx context.Context) {
 func (c *Controller) every(ctx context.Context, period time.Duration, f func(context.Context)) {
 	for {
 		f(ctx)
-		t := c.clock.NewTimer(period)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !c.sleep(ctx, period) {
 			return
-		case <-t.C():
 		}
+	}
+}
+
+// sleep waits d on the controller's clock and reports whether it did, false
+// if ctx ended first.
+func (c *Controller) sleep(ctx context.Context, d time.Duration) bool {
+	t := c.clock.NewTimer(d)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-t.C():
+		return true
 	}
 }
