@@ -264,8 +264,10 @@ func (c *Controller) Run(ctx context.Context) {
 // cluster, nearly always) it sleeps until markNodeForTainting queues one,
 // then works the queues one period later, as upstream's next tick would at
 // the latest. A pass over empty queues changes nothing (it takes no token
-// from a zone's limiter), and upstream's ten passes a second were the most
-// frequent wake-up of an idle kcm.
+// from a zone's limiter). Once the workqueue tickers were shared
+// (controller.QueueClock), upstream's ten passes a second were the most
+// frequent wake-up left in an idle kcm, though removing them moved its idle
+// CPU by less than the measurement's noise.
 func (c *Controller) taintLoop(ctx context.Context) {
 	for {
 		c.noExecuteTaintingPass(ctx)
