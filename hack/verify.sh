@@ -17,6 +17,17 @@ for d in $(find cmd pkg internal -type d); do
 		echo "$d: every package has a doc.go"; fail=1
 	fi
 done
+# Every workqueue runs on controller.QueueClock, which lets the queues'
+# metric and heartbeat tickers share one timer per period (more than half
+# of an idle kcm's wake-ups otherwise): queues are built from a config
+# literal that names its Clock, never by a constructor without one.
+if grep -rnoE --include='*.go' --exclude='*_test.go' 'workqueue\.New[A-Za-z]*' cmd pkg internal |
+	grep -vE '(RateLimiter|WithConfig)$'; then
+	echo "the lines above build a workqueue without a config: use a ...WithConfig constructor with Clock: controller.QueueClock(...)"; fail=1
+fi
+if grep -rnE --include='*.go' --exclude='*_test.go' 'QueueConfig\[' cmd pkg internal | grep -v 'Clock: '; then
+	echo "the lines above configure a workqueue without Clock: controller.QueueClock(...)"; fail=1
+fi
 # Tracked files: no executable binaries, nothing over 1 MB outside the
 # allow-list (the PGO profile and generated tables may grow).
 large_ok=(cmd/kube-controller-manager/default.pgo pkg/features/zz_generated_upstream.go)
