@@ -25,8 +25,22 @@ if grep -rnoE --include='*.go' --exclude='*_test.go' 'workqueue\.New[A-Za-z]*' c
 	grep -vE '(RateLimiter|WithConfig)$'; then
 	echo "the lines above build a workqueue without a config: use a ...WithConfig constructor with Clock: controller.QueueClock(...)"; fail=1
 fi
-if grep -rnE --include='*.go' --exclude='*_test.go' 'QueueConfig\[' cmd pkg internal | grep -v 'Clock: '; then
-	echo "the lines above configure a workqueue without Clock: controller.QueueClock(...)"; fail=1
+# A config literal may span lines: awk reads each from its opening to its
+# first closing brace.
+noclock=$(grep -rlE --include='*.go' --exclude='*_test.go' 'QueueConfig\[' cmd pkg internal | xargs -r awk '
+	FNR == 1 { open = 0 }
+	{
+		text = $0
+		if (!open && (i = index(text, "QueueConfig[")) > 0) { open = 1; start = FNR; lit = ""; text = substr(text, i) }
+		if (open) {
+			if ((j = index(text, "}")) > 0) {
+				lit = lit substr(text, 1, j); open = 0
+				if (lit !~ /Clock:/) print FILENAME ":" start
+			} else lit = lit text
+		}
+	}' || true)
+if [[ -n "$noclock" ]]; then
+	echo "$noclock"; echo "the workqueue configs above name no Clock: add Clock: controller.QueueClock(...)"; fail=1
 fi
 # Tracked files: no executable binaries, nothing over 1 MB outside the
 # allow-list (the PGO profile and generated tables may grow).
