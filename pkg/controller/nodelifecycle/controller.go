@@ -271,12 +271,8 @@ func (c *Controller) Run(ctx context.Context) {
 func (c *Controller) taintLoop(ctx context.Context) {
 	for {
 		c.noExecuteTaintingPass(ctx)
-		if !c.zones.anyPending() {
-			select {
-			case <-ctx.Done():
-				return
-			case <-c.zones.wake:
-			}
+		if !c.zones.anyPending() && !c.zones.waitForNode(ctx) {
+			return
 		}
 		if !c.sleep(ctx, taintingPeriod) {
 			return

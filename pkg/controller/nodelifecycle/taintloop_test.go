@@ -43,6 +43,9 @@ func TestTaintLoopSleepsWhileQueuesEmpty(t *testing.T) {
 		cancel()
 		<-done
 	}()
+	// The loop's first pass must be over before n1 is queued: a pass while
+	// the informer still holds n1 as Ready would drop it from the queue.
+	waitUntil(t, "the loop waits for a node", func() bool { return f.c.zones.parks.Load() == 1 })
 
 	// n1's lease expires: the monitor queues it, which wakes the loop onto
 	// its period's timer.
@@ -59,5 +62,6 @@ func TestTaintLoopSleepsWhileQueuesEmpty(t *testing.T) {
 	waitUntil(t, "n1 is tainted", func() bool { return f.countActions("patch", "nodes") == 1 })
 	waitUntil(t, "the queue is empty", func() bool { return !f.c.zones.anyPending() })
 	// Empty queues: the loop goes back to waiting for a node, not a timer.
+	waitUntil(t, "the loop waits for a node again", func() bool { return f.c.zones.parks.Load() == 2 })
 	waitUntil(t, "the loop waits without a timer", func() bool { return !f.clock.HasWaiters() })
 }

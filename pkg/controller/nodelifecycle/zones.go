@@ -3,6 +3,7 @@ package nodelifecycle
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -90,11 +91,13 @@ func (p evictionPolicy) qpsFor(state zoneState, zoneSize int) float32 {
 
 // zones holds the per-zone taint queues. Queues are created on a zone's
 // first node and never removed, as upstream. wake is signalled when a node
-// is queued.
+// is queued; parks counts the taint loop's waits for one (tests follow the
+// loop by it).
 type zones struct {
 	mu     sync.Mutex
 	queues map[string]*taintQueue
 	wake   chan struct{}
+	parks  atomic.Int64
 }
 
 func newZones() zones {
@@ -111,6 +114,18 @@ func (z *zones) anyPending() bool {
 		}
 	}
 	return false
+}
+
+// waitForNode blocks until a node is queued and reports whether one was,
+// false if ctx ended first.
+func (z *zones) waitForNode(ctx context.Context) bool {
+	z.parks.Add(1)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-z.wake:
+		return true
+	}
 }
 
 func (z *zones) notify() {
