@@ -59,8 +59,12 @@ func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err 
 // newNodesFirst orders the nodes needing a daemon pod oldest first and,
 // when they joined after the DaemonSet's pods were placed, its pods are
 // all of its current template, and other DaemonSets wait in the queue,
-// keeps only the first newNodeBatch: the sync yields, and its pod events
-// queue it again behind the others.
+// keeps only the first newNodeBatch: the sync yields (s.yielded), and its
+// pod events queue it again behind the others. A yielding sync creates
+// its batch in one round, not in slow-start batches: the API server has
+// accepted the current template for every pod the DaemonSet has, and a
+// turn of several sequential rounds would keep the other DaemonSets
+// waiting for nothing. It writes no status either (sync).
 //
 // When many nodes join at once, every DaemonSet needs a pod on each. A
 // DaemonSet covering all of them in one sync, as upstream's do, leaves
@@ -95,6 +99,7 @@ func (c *Controller) newNodesFirst(s *syncState, nodes []*v1.Node) []*v1.Node {
 	if !placed.Before(&nodes[newNodeBatch-1].CreationTimestamp) {
 		return nodes
 	}
+	s.yielded = true
 	return nodes[:newNodeBatch]
 }
 
@@ -285,7 +290,11 @@ func (c *Controller) createPods(ctx context.Context, s *syncState, nodes []strin
 	template := podTemplate(s.ds, s.rev)
 	ref := metav1.NewControllerRef(s.ds, controllerKind)
 	var next, failed atomic.Int64
-	created, _ := podcontrol.SlowStartBatch(len(nodes), podcontrol.SlowStartInitialBatchSize, func() error {
+	batch := podcontrol.SlowStartInitialBatchSize
+	if s.yielded {
+		batch = len(nodes)
+	}
+	created, _ := podcontrol.SlowStartBatch(len(nodes), batch, func() error {
 		t := template.DeepCopy()
 		t.Spec.Affinity = pinToNode(t.Spec.Affinity, nodes[next.Add(1)-1])
 		err := c.podControl.CreatePods(ctx, s.ds.Namespace, t, s.ds, ref)

@@ -1,6 +1,7 @@
 package daemonset
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,11 +11,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // TestNewNodesTakenInTurns: a settled DaemonSet covers nodes that joined
 // after its pods were placed newNodeBatch at a time, oldest first, while
-// other DaemonSets wait; otherwise it covers every node in one sync.
+// other DaemonSets wait, and such a turn writes no status; otherwise it
+// covers every node in one sync and writes its status.
 func TestNewNodesTakenInTurns(t *testing.T) {
 	const newNodes = newNodeBatch + 10
 	node := func(name string, created time.Time) *v1.Node {
@@ -69,6 +72,39 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 			if tc.want == nil && len(got) != tc.wantN {
 				t.Errorf("created on %d nodes, want %d", len(got), tc.wantN)
 			}
+			yielded := len(got) == newNodeBatch
+			if n := len(f.statusUpdates()); yielded != (n == 0) {
+				t.Errorf("%d status writes after creating on %d nodes", n, len(got))
+			}
 		})
+	}
+}
+
+// TestTurnCreatesInOneRound: a turn's creates go in one round, not in
+// slow-start batches, and each failure is reported.
+func TestTurnCreatesInOneRound(t *testing.T) {
+	ds := newDS()
+	objects := objs(ds, currentRevision(t, ds, 1), newNode("old"))
+	objects = append(objects, daemonPod(ds, "p0", "old", createdAt(t0.Add(-time.Hour))))
+	for i := range newNodeBatch + 5 {
+		n := newNode(fmt.Sprintf("new-%02d", i))
+		n.CreationTimestamp = metav1.NewTime(t0.Add(-time.Minute))
+		objects = append(objects, n)
+	}
+	f := newFixture(t, objects...)
+	f.c.queue.Add("ns/other")
+	const accepted = 3
+	f.pods.CreateLimit = accepted
+	err := f.sync(t)
+	var agg utilerrors.Aggregate
+	if !errors.As(err, &agg) {
+		t.Fatalf("sync: %v, want the failed creates", err)
+	}
+	// Slow start would have stopped after its third batch (1+2+4 calls).
+	if got, want := len(agg.Errors()), newNodeBatch-accepted; got != want {
+		t.Errorf("%d creates failed, want %d: every create of the turn tried", got, want)
+	}
+	if got := len(f.createdOn(t)); got != accepted {
+		t.Errorf("%d pods created, want %d", got, accepted)
 	}
 }

@@ -41,6 +41,10 @@ type syncState struct {
 	byNode nodePods
 	// now is the instant availability is judged at.
 	now time.Time
+	// yielded is set when manage covered only some of the new nodes
+	// needing a pod and left the rest to the DaemonSet's next turn
+	// (newNodesFirst).
+	yielded bool
 }
 
 // sync reconciles the DaemonSet named by key; see the package
@@ -105,6 +109,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.updateStatus(ctx, s, false)
 	}
 	err = c.update(ctx, s, old)
+	if err == nil && s.yielded {
+		// Its pod events bring the DaemonSet back within seconds, and
+		// the sync that covers the last node writes the status: one
+		// write per turn would cost each turn a request.
+		return nil
+	}
 	statusErr := c.updateStatus(ctx, s, true)
 	switch {
 	case err != nil && statusErr != nil:

@@ -42,19 +42,21 @@ type nodeHealth struct {
 	lease                    *coordv1.Lease
 }
 
-func (h *nodeHealth) deepCopy() *nodeHealth {
+// clone returns a copy of the record that the caller may change. The
+// status and Lease it points to are shared: a record's status and Lease
+// are never changed in place once it is stored (observe and updateHealth
+// replace the pointers), so copying them, as upstream does on every
+// read, would only feed the garbage collector: on 500 kwok nodes those
+// copies were a quarter of all the bytes kcm allocated.
+func (h *nodeHealth) clone() *nodeHealth {
 	if h == nil {
 		return nil
 	}
-	return &nodeHealth{
-		probeTimestamp:           h.probeTimestamp,
-		readyTransitionTimestamp: h.readyTransitionTimestamp,
-		status:                   h.status.DeepCopy(),
-		lease:                    h.lease.DeepCopy(),
-	}
+	c := *h
+	return &c
 }
 
-// healthMap holds the nodeHealth of every known node. It hands out copies.
+// healthMap holds the nodeHealth of every known node. It hands out clones.
 type healthMap struct {
 	mu sync.RWMutex
 	m  map[string]*nodeHealth
@@ -65,7 +67,7 @@ func newHealthMap() *healthMap { return &healthMap{m: map[string]*nodeHealth{}} 
 func (h *healthMap) get(name string) *nodeHealth {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.m[name].deepCopy()
+	return h.m[name].clone()
 }
 
 func (h *healthMap) set(name string, v *nodeHealth) {

@@ -109,7 +109,7 @@ func (c *Controller) monitorNode(ctx context.Context, cached *v1.Node) (*v1.Node
 	start := c.clock.Now()
 	defer func() { updateNodeHealthDuration.Observe(c.clock.Since(start).Seconds()) }()
 	logger := klog.FromContext(ctx)
-	node, observed, ready, err := c.updateHealthWithRetry(ctx, cached.DeepCopy())
+	node, observed, ready, err := c.updateHealthWithRetry(ctx, cached)
 	if err != nil {
 		logger.Error(err, "Update health of Node from Controller error, Skipping - no pods will be evicted", "node", klog.KObj(cached))
 		return nil, nil, false
@@ -120,14 +120,6 @@ func (c *Controller) monitorNode(ctx context.Context, cached *v1.Node) (*v1.Node
 	}
 
 	becameNotReady := ready.Status != v1.ConditionTrue && observed.Status == v1.ConditionTrue
-	pods, err := nodeutil.PodsOnNode(c.podIndexer, node.Name)
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Unable to list pods of node", "node", klog.KObj(node))
-		if becameNotReady {
-			c.podRetry.Store(node.Name, struct{}{})
-		}
-		return node, ready, true
-	}
 	c.processTaintBasedEviction(ctx, node, ready)
 
 	_, retry := c.podRetry.Load(node.Name)
@@ -135,7 +127,13 @@ func (c *Controller) monitorNode(ctx context.Context, cached *v1.Node) (*v1.Node
 		c.recordNodeStatusChange(logger, node, "NodeNotReady")
 	}
 	if becameNotReady || (retry && observed.Status != v1.ConditionTrue) {
-		if err := c.markPodsNotReady(ctx, pods, node.Name); err != nil {
+		// Only now are its pods needed (upstream lists them for every
+		// node on every pass).
+		pods, err := nodeutil.PodsOnNode(c.podIndexer, node.Name)
+		if err == nil {
+			err = c.markPodsNotReady(ctx, pods, node.Name)
+		}
+		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Unable to mark all pods NotReady on node; queuing for retry", "node", klog.KObj(node))
 			c.podRetry.Store(node.Name, struct{}{})
 			return node, ready, true
@@ -187,12 +185,12 @@ var errShortCircuit = errors.New("node health pass short-circuited")
 
 // updateHealthWithRetry runs updateHealth, reading the node again after a
 // failure (a conflict, mostly), a few times. It returns the node as last read
-// and updated.
+// and updated. node is not changed.
 func (c *Controller) updateHealthWithRetry(ctx context.Context, node *v1.Node) (*v1.Node, v1.NodeCondition, *v1.NodeCondition, error) {
 	for try := 1; ; try++ {
-		observed, ready, err := c.updateHealth(ctx, node)
+		updated, observed, ready, err := c.updateHealth(ctx, node)
 		if err == nil {
-			return node, observed, ready, nil
+			return updated, observed, ready, nil
 		}
 		if errors.Is(err, errShortCircuit) || try == healthUpdateTries {
 			return nil, v1.NodeCondition{}, nil, err
@@ -210,10 +208,13 @@ func (c *Controller) updateHealthWithRetry(ctx context.Context, node *v1.Node) (
 
 // updateHealth folds the node's status and Lease into its health record and,
 // if the node showed no sign of life within its grace period, writes its
-// kubelet conditions as Unknown. It returns the Ready condition as read and as
-// it is now (nil if the node has none). node is changed in place.
-func (c *Controller) updateHealth(ctx context.Context, node *v1.Node) (v1.NodeCondition, *v1.NodeCondition, error) {
+// kubelet conditions as Unknown. It returns the node as it is now (node
+// itself, or a copy with those conditions marked), and its Ready condition
+// as read and as it is now (nil if the node has none). node is not changed:
+// it is the informer's, and only an expired node needs a copy.
+func (c *Controller) updateHealth(ctx context.Context, cached *v1.Node) (*v1.Node, v1.NodeCondition, *v1.NodeCondition, error) {
 	logger := klog.FromContext(ctx)
+	node := cached
 	lease, _ := c.leaseLister.Leases(v1.NamespaceNodeLease).Get(node.Name)
 	now := c.now()
 	h, grace, observed := c.healthPolicy.observe(logger, node, c.health.get(node.Name), lease, now)
@@ -221,25 +222,31 @@ func (c *Controller) updateHealth(ctx context.Context, node *v1.Node) (v1.NodeCo
 
 	_, ready := nodeutil.GetNodeCondition(&node.Status, v1.NodeReady)
 	if !h.expired(grace, now) {
-		return observed, ready, nil
+		return node, observed, ready, nil
 	}
 	logger.V(2).Info("Node hasn't been updated", "node", klog.KObj(node), "duration", now.Sub(h.probeTimestamp.Time), "gracePeriod", grace)
+	node = cached.DeepCopy()
+	if h.status == &cached.Status {
+		// As upstream, the record holds the status as marked, written
+		// or not.
+		h.status = &node.Status
+	}
 	markUnknown(node, now)
 	_, ready = nodeutil.GetNodeCondition(&node.Status, v1.NodeReady)
 	if apiequality.Semantic.DeepEqual(ready, &observed) {
-		return observed, ready, nil
+		return node, observed, ready, nil
 	}
 	if c.leaseGuard != nil {
 		if err := c.leaseGuard.confirmExpired(ctx, node.Name, lease); err != nil {
-			return observed, nil, fmt.Errorf("%w: %w", errShortCircuit, err)
+			return node, observed, nil, fmt.Errorf("%w: %w", errShortCircuit, err)
 		}
 	}
 	if _, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		logger.Error(err, "Error updating node", "node", klog.KObj(node))
-		return observed, ready, err
+		return node, observed, ready, err
 	}
 	h = &nodeHealth{status: &node.Status, probeTimestamp: h.probeTimestamp, readyTransitionTimestamp: now, lease: lease}
-	return observed, ready, nil
+	return node, observed, ready, nil
 }
 
 // recordNodeEvent records an Event about a node, as upstream: "Node <name>

@@ -69,7 +69,16 @@ func TestNodeStopsReporting(t *testing.T) {
 
 	f.clock.Step(time.Second)
 	f.keepHealthy("n2")
+	cached, err := f.c.nodeLister.Get("n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cached.DeepCopy()
 	f.monitor()
+	// The pass marks a copy: the informer's object is shared.
+	if !reflect.DeepEqual(cached, want) {
+		t.Error("the pass changed the informer's node")
+	}
 	stored := f.storedNode("n1")
 	for _, ct := range kubeletConditions {
 		c := condition(stored, ct)
