@@ -102,6 +102,10 @@ type Config struct {
 	// upstream does.
 	StatusSpacing time.Duration
 
+	// ClientQPS is the QPS of Client's rate limiter; it sizes the turns
+	// DaemonSets take over new nodes (turnSize).
+	ClientQPS float32
+
 	// PodControl and Recorder replace what Run builds over Client (tests).
 	PodControl podcontrol.Interface
 	Recorder   record.EventRecorder
@@ -140,7 +144,10 @@ type Controller struct {
 
 	workers       int
 	burstReplicas int
-	revisions     history.Client
+	// turn is how many new nodes a settled DaemonSet covers per sync
+	// while others wait (newNodesFirst).
+	turn      int
+	revisions history.Client
 
 	// podControl and recorder are set by Run, before any worker starts,
 	// unless Config set them.
@@ -168,6 +175,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		ConsistencyCheck: features.Enabled(cc.FeatureGate, staleControllerConsistency),
 		CompareOps:       features.Enabled(cc.FeatureGate, taintTolerationComparisonOperators),
 		StatusSpacing:    StatusSpacing,
+		ClientQPS:        cc.Config.Generic.ClientConnection.QPS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating DaemonSets controller: %w", err)
@@ -217,6 +225,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		failedPods:    flowcontrol.NewFakeBackOff(failedPodBackoffInitial, failedPodBackoffMax, clk),
 		workers:       cfg.Workers,
 		burstReplicas: burst,
+		turn:          turnSize(cfg.ClientQPS, burst),
 		revisions:     history.Client{Client: cfg.Client},
 		podControl:    cfg.PodControl,
 		recorder:      cfg.Recorder,

@@ -20,9 +20,22 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
-// newNodeBatch is how many nodes needing a pod one sync of a settled
-// DaemonSet covers while other DaemonSets wait (newNodesFirst).
+// newNodeBatch is the least number of nodes needing a pod one sync of a
+// settled DaemonSet covers while other DaemonSets wait (newNodesFirst);
+// turnSize raises it with the client's QPS.
 const newNodeBatch = 20
+
+// turnSize is how many new nodes a turn covers for a client allowed qps
+// requests a second: newNodeBatch, or a tenth of a second of the rate
+// limit when that is more. A turn costs a round trip and a wait for the
+// informer whatever its size; at the default QPS (20) a turn of 20 is a
+// second of the limiter, but at a high QPS turns that small leave the API
+// server idle between them and the last new node gets its pods later
+// than under upstream's burst (500 QPS: 50). A turn is at most the
+// creates one sync may send (burst).
+func turnSize(qps float32, burst int) int {
+	return min(burst, max(newNodeBatch, int(qps/10)))
+}
 
 // Event reasons of the daemonset-controller besides pod control's.
 const (
@@ -59,9 +72,9 @@ func (c *Controller) manage(ctx context.Context, s *syncState) (acted bool, err 
 // newNodesFirst orders the nodes needing a daemon pod oldest first and,
 // when they joined after the DaemonSet's pods were placed, its pods are
 // all of its current template, and other DaemonSets wait in the queue,
-// keeps only the first newNodeBatch: the sync yields (s.yielded), and its
+// keeps only the first c.turn: the sync yields (s.yielded), and its
 // pod events queue it again behind the others. A yielding sync creates
-// its batch in one round, not in slow-start batches: the API server has
+// its turn in one round, not in slow-start batches: the API server has
 // accepted the current template for every pod the DaemonSet has, and a
 // turn of several sequential rounds would keep the other DaemonSets
 // waiting for nothing. It writes no status either (sync).
@@ -82,7 +95,7 @@ func (c *Controller) newNodesFirst(s *syncState, nodes []*v1.Node) []*v1.Node {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	if len(nodes) <= newNodeBatch || len(s.pods) == 0 || c.queue.Len() == 0 {
+	if len(nodes) <= c.turn || len(s.pods) == 0 || c.queue.Len() == 0 {
 		return nodes
 	}
 	placed := s.pods[0].CreationTimestamp
@@ -96,11 +109,11 @@ func (c *Controller) newNodesFirst(s *syncState, nodes []*v1.Node) []*v1.Node {
 	}
 	// Nodes older than the DaemonSet's oldest pod are not new to it (the
 	// rest of a first placement, nodes relabelled to fit).
-	if !placed.Before(&nodes[newNodeBatch-1].CreationTimestamp) {
+	if !placed.Before(&nodes[c.turn-1].CreationTimestamp) {
 		return nodes
 	}
 	s.yielded = true
-	return nodes[:newNodeBatch]
+	return nodes[:c.turn]
 }
 
 // nodeActions decides, as upstream's podsShouldBeOnNode, whether node

@@ -15,7 +15,7 @@ import (
 )
 
 // TestNewNodesTakenInTurns: a settled DaemonSet covers nodes that joined
-// after its pods were placed newNodeBatch at a time, oldest first, while
+// after its pods were placed a turn (newNodeBatch at the default QPS) at a time, oldest first, while
 // other DaemonSets wait, and such a turn writes no status; otherwise it
 // covers every node in one sync and writes its status.
 func TestNewNodesTakenInTurns(t *testing.T) {
@@ -72,7 +72,7 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 			if tc.want == nil && len(got) != tc.wantN {
 				t.Errorf("created on %d nodes, want %d", len(got), tc.wantN)
 			}
-			yielded := len(got) == newNodeBatch
+			yielded := len(got) == f.c.turn
 			if n := len(f.statusUpdates()); yielded != (n == 0) {
 				t.Errorf("%d status writes after creating on %d nodes", n, len(got))
 			}
@@ -101,10 +101,32 @@ func TestTurnCreatesInOneRound(t *testing.T) {
 		t.Fatalf("sync: %v, want the failed creates", err)
 	}
 	// Slow start would have stopped after its third batch (1+2+4 calls).
-	if got, want := len(agg.Errors()), newNodeBatch-accepted; got != want {
+	if got, want := len(agg.Errors()), f.c.turn-accepted; got != want {
 		t.Errorf("%d creates failed, want %d: every create of the turn tried", got, want)
 	}
 	if got := len(f.createdOn(t)); got != accepted {
 		t.Errorf("%d pods created, want %d", got, accepted)
+	}
+}
+
+// TestTurnSize: a turn is 20 new nodes up to 200 QPS, a tenth of a second
+// of the limiter above, and never more than one sync may create.
+func TestTurnSize(t *testing.T) {
+	for _, tc := range []struct {
+		qps   float32
+		burst int
+		want  int
+	}{
+		{qps: 0, burst: BurstReplicas, want: newNodeBatch},
+		{qps: -1, burst: BurstReplicas, want: newNodeBatch}, // no limiter
+		{qps: 20, burst: BurstReplicas, want: newNodeBatch},
+		{qps: 200, burst: BurstReplicas, want: newNodeBatch},
+		{qps: 500, burst: BurstReplicas, want: 50},
+		{qps: 1e5, burst: BurstReplicas, want: BurstReplicas},
+		{qps: 500, burst: 10, want: 10},
+	} {
+		if got := turnSize(tc.qps, tc.burst); got != tc.want {
+			t.Errorf("turnSize(%v, %d) = %d, want %d", tc.qps, tc.burst, got, tc.want)
+		}
 	}
 }
