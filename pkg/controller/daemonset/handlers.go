@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
@@ -178,7 +179,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 			return
 		}
 		logger.V(4).Info("Pod updated", "pod", klog.KObj(curPod))
-		if refChanged || mayAct(ds, oldPod, curPod) {
+		if refChanged || mayAct(ds, oldPod, curPod) || c.mayComplete(ds, oldPod, curPod, curRef) {
 			c.enqueue(ds)
 		} else {
 			c.statusSpacer.Add(c.queue, objectKey(ds))
@@ -224,6 +225,35 @@ func mayAct(ds *apps.DaemonSet, oldPod, curPod *v1.Pod) bool {
 	rolling := st.ObservedGeneration != ds.Generation || st.UpdatedNumberScheduled != st.CurrentNumberScheduled || st.NumberMisscheduled > 0
 	completes := podranking.IsReady(curPod) && st.NumberReady+1 >= st.DesiredNumberScheduled
 	return oldTemplate || rolling || completes
+}
+
+// mayComplete reports whether a pod that just became ready may be the
+// last one ds waits for: its written status has an updated pod on every
+// node that should run one and on no other, and every pod it controls is
+// now ready. mayAct's guess from the written NumberReady misses the last
+// pod when several became ready since the last (spaced) write, as when
+// the scheduler binds a DaemonSet's pods for many new nodes in a burst:
+// the goal was then written up to a spacing period late, and whoever
+// waits for the rollout (kubectl rollout status) waited as long. The
+// index lookup runs only for a pod turning ready once every node has an
+// updated pod, and stops at the first pod not ready.
+func (c *Controller) mayComplete(ds *apps.DaemonSet, oldPod, curPod *v1.Pod, ref *metav1.OwnerReference) bool {
+	st := ds.Status
+	if ds.Spec.MinReadySeconds > 0 || podranking.IsReady(oldPod) || !podranking.IsReady(curPod) ||
+		st.ObservedGeneration != ds.Generation || st.NumberMisscheduled != 0 ||
+		st.CurrentNumberScheduled != st.DesiredNumberScheduled || st.UpdatedNumberScheduled != st.DesiredNumberScheduled {
+		return false
+	}
+	objs, err := c.podIndexer.ByIndex(controllerref.PodControllerIndex, controllerref.PodControllerIndexKey(curPod.Namespace, ref))
+	if err != nil {
+		return false
+	}
+	for _, o := range objs {
+		if p, ok := o.(*v1.Pod); !ok || p.DeletionTimestamp == nil && !podranking.IsReady(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameTarget reports whether two versions of a pod are for the same node.

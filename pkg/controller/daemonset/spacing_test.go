@@ -6,6 +6,7 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2/ktesting"
 
@@ -76,6 +77,8 @@ func TestPodEventsSpaced(t *testing.T) {
 	readyPod.ResourceVersion = "2"
 	ready(readyPod)
 	// Not rolling, not the last ready pod: spaced.
+	f.add(t, readyPod)
+	f.add(t, daemonPod(ds, "p2", "b"))
 	f.c.updatePod(logger, p, readyPod)
 	if f.c.queue.Len() != 0 {
 		t.Error("a readiness change that only moves counters was synced at once")
@@ -116,5 +119,42 @@ func TestPodEventsSpaced(t *testing.T) {
 	unpinned.Spec.NodeName = ""
 	if !mayAct(ds, unpinned, moved) {
 		t.Error("a pod without a pin bound to a node: not acted on")
+	}
+}
+
+// TestLastReadyPodSyncedAtOnce: a pod turning ready is synced at once
+// when every other pod of a DaemonSet whose written status has an updated
+// pod on every node is ready, even though the written NumberReady lags by
+// more than one; while another pod is not ready, it is spaced.
+func TestLastReadyPodSyncedAtOnce(t *testing.T) {
+	// Written when none was ready yet.
+	ds := newDS(withStatus(apps.DaemonSetStatus{ObservedGeneration: 1, DesiredNumberScheduled: 3, CurrentNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberUnavailable: 3}))
+	logger, _ := ktesting.NewTestContext(t)
+	for _, tc := range []struct {
+		name      string
+		otherOpts []podOpt // of p2; p1 is ready
+		minReady  int32
+		want      int // keys queued at once
+	}{
+		{name: "the last one", otherOpts: []podOpt{ready}, want: 1},
+		{name: "another not ready", want: 0},
+		{name: "another not ready but terminating", otherOpts: []podOpt{func(p *v1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: t0} }}, want: 1},
+		{name: "minReadySeconds", otherOpts: []podOpt{ready}, minReady: 10, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := ds.DeepCopy()
+			ds.Spec.MinReadySeconds = tc.minReady
+			f := spaced(newFixture(t, objs(ds, daemonPod(ds, "p1", "a", ready), daemonPod(ds, "p2", "b", tc.otherOpts...))...))
+			f.c.statusSpacer.Wrote("ns/web")
+			p3 := daemonPod(ds, "p3", "c")
+			readyP3 := p3.DeepCopy()
+			readyP3.ResourceVersion = "2"
+			ready(readyP3)
+			f.add(t, readyP3)
+			f.c.updatePod(logger, p3, readyP3)
+			if got := f.c.queue.Len(); got != tc.want {
+				t.Errorf("%d keys queued at once, want %d", got, tc.want)
+			}
+		})
 	}
 }
