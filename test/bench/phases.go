@@ -18,6 +18,7 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -252,7 +253,9 @@ type Env struct {
 	Deployments  appslisters.DeploymentLister
 	StatefulSets appslisters.StatefulSetLister
 	Pods         corelisters.PodLister
-	Nodes        corelisters.NodeLister
+	// PodInformer is the informer behind Pods, started and synced.
+	PodInformer cache.SharedIndexInformer
+	Nodes       corelisters.NodeLister
 	// EndpointSlices and Endpoints are the bench namespace's.
 	EndpointSlices discoverylisters.EndpointSliceLister
 	Endpoints      corelisters.EndpointsLister

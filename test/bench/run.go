@@ -535,6 +535,7 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 		Deployments:  nsFactory.Apps().V1().Deployments().Lister(),
 		StatefulSets: nsFactory.Apps().V1().StatefulSets().Lister(),
 		Pods:         nsFactory.Core().V1().Pods().Lister(),
+		PodInformer:  nsFactory.Core().V1().Pods().Informer(),
 		Nodes:        nodeFactory.Core().V1().Nodes().Lister(),
 
 		EndpointSlices: nsFactory.Discovery().V1().EndpointSlices().Lister(),
