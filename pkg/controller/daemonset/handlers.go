@@ -207,10 +207,11 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 // more than write status: labels (hash, selector), a change of the node
 // the pod is for, a terminal phase, or readiness while it matters to a
 // rolling update (the pod is old, or the DaemonSet is rolling) or
-// completes the status. The scheduler binding a pod to the node its
-// affinity pins it to changes no count and no decision on a node with one
-// pod; on a node with several (surge) it may change which one counts,
-// which the spaced sync then catches. Upstream syncs at once on every pod
+// completes the status by the written NumberReady (mayComplete finds the
+// last ready pod when that count lags). The scheduler binding a pod to
+// the node its affinity pins it to changes no count and no decision on a
+// node with one pod; on a node with several (surge) it may change which
+// one counts, which the spaced sync then catches. Upstream syncs at once on every pod
 // update; in the 500-node roll the bindings were a fifth of the syncs.
 func mayAct(ds *apps.DaemonSet, oldPod, curPod *v1.Pod) bool {
 	switch {

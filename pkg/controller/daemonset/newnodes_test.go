@@ -15,9 +15,10 @@ import (
 )
 
 // TestNewNodesTakenInTurns: a settled DaemonSet covers nodes that joined
-// after its pods were placed a turn (newNodeBatch at the default QPS) at a time, oldest first, while
-// other DaemonSets wait, and such a turn writes no status; otherwise it
-// covers every node in one sync and writes its status.
+// after its pods were placed a turn at a time (newNodeBatch at the
+// default QPS), oldest first, while other DaemonSets wait, and such a
+// turn writes no status; otherwise it covers every node in one sync and
+// writes its status.
 func TestNewNodesTakenInTurns(t *testing.T) {
 	const newNodes = newNodeBatch + 10
 	node := func(name string, created time.Time) *v1.Node {
