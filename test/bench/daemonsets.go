@@ -256,13 +256,14 @@ func (l *podLatency) podSeen(pod *corev1.Pod) {
 	}
 }
 
-// watch starts a pod informer of its own on the namespace (so that the
-// time a pod was first seen is known) and waits for its first list.
+// watch registers podSeen on the load generator's pod informer (so that
+// the time a pod was first seen is known) and waits until the pods
+// already cached were replayed to it; stop removes it. The informer is
+// already synced: an informer of its own, as before, had its LIST of
+// every pod (12,000 here) inside the phase's clock, 0.7 to 1.5 s
+// depending on the API server's load, delaying the node creations by
+// as much.
 func (l *podLatency) watch(ctx context.Context, env *Env) (stop func(), err error) {
-	// A handler on the load generator's own pod informer, already synced:
-	// a second informer's LIST of every pod (12,000 here) fell inside the
-	// phase's clock and took 0.7 to 1.5 s depending on the API server's
-	// load, which delayed the node creations by as much.
 	reg, err := env.PodInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if pod, ok := obj.(*corev1.Pod); ok {
 			l.podSeen(pod)
@@ -276,9 +277,8 @@ func (l *podLatency) watch(ctx context.Context, env *Env) (stop func(), err erro
 			env.Logf("bench: removing the node-to-pods handler: %v", err)
 		}
 	}
-	// The pods already there are replayed as additions; none is for a
-	// node not yet created, so they count for nothing, but wait for them
-	// so that the replay is not measured either.
+	// The replayed pods are for no node created yet and count for
+	// nothing; waiting for them keeps the replay out of the phase.
 	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		stop()
 		return nil, fmt.Errorf("bench: pod handler did not sync")
