@@ -56,7 +56,7 @@ for b in "${want[@]}"; do
 	e2e.test) build e2e k8s.io/kubernetes/test/e2e e2e.test "$KUBE_LDFLAGS" ;;
 	kubectl) build e2e k8s.io/kubernetes/cmd/kubectl kubectl "$KUBE_LDFLAGS" ;;
 	# make e2e-node's real node and the programs of its images.
-	kubelet | kube-proxy) build node "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
+	kubelet | kube-proxy | kubeadm) build node "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
 	agnhost) build node k8s.io/kubernetes/test/images/agnhost agnhost ;;
 	coredns) build coredns . coredns ;;
 	pause) build pause . pause ;;

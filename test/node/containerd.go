@@ -10,12 +10,12 @@ import (
 	"github.com/kcm-dev/kcm/test/node/image"
 )
 
-// containerdConfig is containerd 1.6's (config version 2): everything under
+// ContainerdConfig is containerd 1.6's (config version 2): everything under
 // the node's directory, the CRI with the cgroupfs driver and
 // restrict_oom_score_adj (root here lacks CAP_SYS_RESOURCE, so it may not
 // lower a process's oom_score_adj), the node's CNI configuration, and our
 // pause image as the sandbox image.
-const containerdConfig = `version = 2
+const ContainerdConfig = `version = 2
 root = %[1]q
 state = %[2]q
 oom_score = 0
@@ -62,7 +62,7 @@ func (n *Node) startContainerd(ctx context.Context) error {
 			return err
 		}
 	}
-	cfg := fmt.Sprintf(containerdConfig, filepath.Join(d, "root"), filepath.Join(d, "state"), n.containerdSocket(),
+	cfg := fmt.Sprintf(ContainerdConfig, filepath.Join(d, "root"), filepath.Join(d, "state"), n.containerdSocket(),
 		n.containerdSocket()+".ttrpc", filepath.Join(d, "opt"), PauseImage, filepath.Join(d, "runc"),
 		CNIBinDir, n.cniConfDir())
 	cfgPath := filepath.Join(d, "config.toml")
@@ -97,7 +97,7 @@ func (n *Node) ctr(args ...string) (string, error) {
 
 // importImages writes each image as an OCI layout archive and imports it.
 func (n *Node) importImages() error {
-	imgs, err := images(n.BinDir)
+	imgs, err := Images(n.BinDir)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,9 @@ const (
 // builds each when named).
 var NodeBinaries = []string{"kubelet", "kube-proxy", "agnhost", "coredns", "pause"}
 
-// images are the images the node imports, built from binaries in binDir and
+// Images are the images a node imports, built from binaries in binDir and
 // Debian packages of this machine.
-func images(binDir string) ([]image.Image, error) {
+func Images(binDir string) ([]image.Image, error) {
 	bin := func(n string) string { return filepath.Join(binDir, n) }
 	busybox, err := busyboxFiles("/bin")
 	if err != nil {

@@ -76,3 +76,26 @@ func run(name string, args ...string) (string, error) {
 	}
 	return string(out), nil
 }
+
+// Proc is a process started by StartProc: for other test packages that run
+// node processes (test/kubeadm), the same lifecycle as the node's own.
+type Proc = proc
+
+// StartProc starts bin in its own process group, killed if this program
+// dies, its output appended to logPath.
+func StartProc(name, logPath, bin string, args ...string) (*Proc, error) {
+	return startProc(name, logPath, bin, args...)
+}
+
+// Exited reports whether the process has exited.
+func (p *proc) Exited() bool { return p.exited() }
+
+// Stop sends SIGTERM to the process group, SIGKILL after timeout.
+func (p *proc) Stop(timeout time.Duration) { p.stop(timeout) }
+
+// Pid is the process's ID.
+func (p *proc) Pid() int { return p.cmd.Process.Pid }
+
+// Run runs a command to completion (a minute at most) and returns its
+// combined output.
+func Run(name string, args ...string) (string, error) { return run(name, args...) }
