@@ -7,6 +7,7 @@
 #   make parity  every parity scenario on upstream and on kcm, diffed
 #   make bench   the same load on upstream and on kcm, figures side by side
 #   make conformance  upstream's [Conformance] specs against kcm
+#   make e2e-kubeadm  a kind-like kubeadm cluster running kcm's image (root)
 
 SHELL := /usr/bin/env bash
 OUT   := $(CURDIR)/_output
@@ -21,7 +22,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance e2e-node
+.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance e2e-node e2e-kubeadm
 
 all: build
 
@@ -85,6 +86,18 @@ e2e-node: build tools
 	hack/tools/build.sh kubectl kubelet kube-proxy agnhost coredns pause
 	go build -o $(BIN)/e2e-node ./test/node/cmd/e2e-node
 	$(BIN)/e2e-node $(E2E_NODE_FLAGS)
+
+# A kind-like cluster made by kubeadm v1.37.1 on this machine (a
+# control-plane node and a worker, each its own network, mount and UTS
+# namespace, containerd and kubelet) with kcm's image in the
+# kube-controller-manager static pod (E2E_KUBEADM_FLAGS=--upstream: kubeadm's
+# default image), checked, swapped in place, then torn down; root, installs
+# Debian packages when missing (README, kubeadm). Built, not go run, so that
+# Ctrl-C reaches it and its teardown runs.
+e2e-kubeadm: build tools
+	hack/tools/build.sh kubeadm kubectl kubelet kube-proxy agnhost coredns pause
+	go build -o $(BIN)/e2e-kubeadm ./test/kubeadm/cmd/e2e-kubeadm
+	$(BIN)/e2e-kubeadm $(E2E_KUBEADM_FLAGS)
 
 # Regenerates pkg/features from upstream's feature gates.
 features:
