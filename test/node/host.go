@@ -48,19 +48,63 @@ func EnsurePackages(logf func(string, ...any)) error {
 	return nil
 }
 
-// HostIP is the IPv4 address of the interface of the default route: the
-// node's InternalIP and the address the apiserver advertises, so that pods
-// reach it through the kubernetes Service.
-func HostIP() (string, error) {
-	out, err := run("ip", "-4", "route", "get", "1.1.1.1")
+// LinkName is the link New creates to carry the node's address
+// (Config.IP) and Cleanup removes, also after a killed run: the address is
+// the node's InternalIP and the one the apiserver advertises, so that pods
+// reach the apiserver through the kubernetes Service. No address the machine
+// had before the run is used.
+const LinkName = "kcm-e2e0"
+
+// DefaultIP is the node's address when Config.IP is empty: a private address
+// no other interface should carry, a /32 on LinkName.
+const DefaultIP = "172.31.251.1"
+
+// addLink creates LinkName with ip/32 and sets it up. The link is a dummy,
+// or an ifb where the kernel has no dummy driver (this machine's has none):
+// both only drop what is sent through them, so the address is reachable
+// from this machine alone. It returns the link's type.
+func addLink(ip string) (string, error) {
+	if net.ParseIP(ip).To4() == nil {
+		return "", fmt.Errorf("node: address %q is not IPv4", ip)
+	}
+	if on, err := interfaceWith(ip); err != nil {
+		return "", err
+	} else if on != "" {
+		return "", fmt.Errorf("node: %s is already on %s; choose another Config.IP", ip, on)
+	}
+	kind := "dummy"
+	if _, err := run("ip", "link", "add", LinkName, "type", kind); err != nil {
+		if !strings.Contains(err.Error(), "Unknown device type") {
+			return "", err
+		}
+		kind = "ifb"
+		if _, err := run("ip", "link", "add", LinkName, "type", kind); err != nil {
+			return "", err
+		}
+	}
+	if _, err := run("ip", "addr", "add", ip+"/32", "dev", LinkName); err != nil {
+		return kind, err
+	}
+	_, err := run("ip", "link", "set", LinkName, "up")
+	return kind, err
+}
+
+// interfaceWith names the interface that carries ip, "" if none does.
+func interfaceWith(ip string) (string, error) {
+	ifaces, err := net.Interfaces()
 	if err != nil {
 		return "", err
 	}
-	f := strings.Fields(out)
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "src" && net.ParseIP(f[i+1]) != nil {
-			return f[i+1], nil
+	for _, i := range ifaces {
+		addrs, err := i.Addrs()
+		if err != nil {
+			return "", err
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.String() == ip {
+				return i.Name, nil
+			}
 		}
 	}
-	return "", fmt.Errorf("node: no source address in %q", out)
+	return "", nil
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,9 +25,11 @@ type Config struct {
 	LogDir string
 	// BinDir holds NodeBinaries.
 	BinDir string
-	// Name is the node's name (this machine's hostname) and IP its
-	// InternalIP.
-	Name, IP string
+	// Name is the node's name (this machine's hostname).
+	Name string
+	// IP is the node's InternalIP (the kubelet's --node-ip), which New puts
+	// on a link of its own, LinkName; empty means DefaultIP.
+	IP string
 	// CACertFile is the cluster CA the kubelet trusts clients of.
 	CACertFile string
 	// ClusterDNS and ClusterDomain go to the kubelet's configuration.
@@ -49,8 +52,9 @@ var sysctls = []string{
 	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes", "net/netfilter/nf_conntrack_max",
 }
 
-// New records the machine's state (for Cleanup and Verify) and prepares the
-// node's directories. Nothing runs yet.
+// New records the machine's state (for Cleanup and Verify), prepares the
+// node's directories and creates LinkName with the node's address. Nothing
+// runs yet.
 func New(cfg Config) (*Node, error) {
 	if cfg.Dir == "" {
 		cfg.Dir = DefaultDir
@@ -61,9 +65,15 @@ func New(cfg Config) (*Node, error) {
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = "cluster.local"
 	}
+	if cfg.IP == "" {
+		cfg.IP = DefaultIP
+	}
 	n := &Node{Config: cfg}
 	if err := n.cleanupPrevious(); err != nil {
 		return nil, err
+	}
+	if linkExists(LinkName) {
+		return nil, fmt.Errorf("node: link %s exists but is no run's (no %s): remove it by hand (ip link delete %s)", LinkName, n.snapshotPath(), LinkName)
 	}
 	var err error
 	if n.before, err = takeSnapshot(n); err != nil {
@@ -77,6 +87,11 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	kind, err := addLink(n.IP)
+	if err != nil {
+		return nil, errors.Join(err, n.Cleanup())
+	}
+	n.logf("node: address %s on %s (%s link)", n.IP, LinkName, kind)
 	return n, nil
 }
 

@@ -165,8 +165,8 @@ func (n *Node) Stop() {
 // Cleanup undoes, after Stop, what the run changed on the machine: it kills
 // what still runs of the node (shims, container processes), unmounts
 // everything below the node's directory, removes network namespaces, links
-// (cni0, veths), iptables rules and chains, cgroups and host paths the run
-// created, restores the sysctls, and removes the node's directory.
+// (LinkName, cni0, veths), iptables rules and chains, cgroups and host paths
+// the run created, restores the sysctls, and removes the node's directory.
 func (n *Node) Cleanup() error {
 	var errs []error
 	b := n.before
@@ -364,8 +364,9 @@ func removeCgroup(root string) error {
 
 // ours tells whether a mount, link or cgroup the run found new is one the
 // node makes (other programs on the machine may make theirs meanwhile):
-// mounts below the node's directory or the runtime's host paths, the bridge
-// and the veths, the kubelet's kubepods cgroups.
+// mounts below the node's directory or the runtime's host paths, the link
+// of the node's address, the bridge and the veths, the kubelet's kubepods
+// cgroups.
 func (n *Node) ours(kind, name string) bool {
 	switch kind {
 	case "mount":
@@ -376,7 +377,7 @@ func (n *Node) ours(kind, name string) bool {
 		}
 		return false
 	case "link":
-		return name == "cni0" || strings.HasPrefix(name, "veth")
+		return name == LinkName || name == "cni0" || strings.HasPrefix(name, "veth")
 	case "cgroup":
 		return strings.HasPrefix(filepath.Base(name), "kubepods")
 	}

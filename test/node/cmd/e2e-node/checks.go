@@ -37,15 +37,15 @@ const (
 )
 
 type env struct {
-	ctx                               context.Context
-	c                                 *cluster.Cluster
-	n                                 *node.Node
-	o                                 options
-	dyn                               dynamic.Interface
-	hostIP, nodeName, server, kubectl string
-	tok                               node.Token
-	webIP                             string
-	windows                           []window
+	ctx                       context.Context
+	c                         *cluster.Cluster
+	n                         *node.Node
+	o                         options
+	dyn                       dynamic.Interface
+	nodeName, server, kubectl string
+	tok                       node.Token
+	webIP                     string
+	windows                   []window
 }
 
 // window is a step during which the Service must keep answering.

@@ -2,8 +2,10 @@
 // no kwok) with kcm or, with --upstream, upstream's kube-controller-manager,
 // and one real node on this machine (containerd, runc, a bridge CNI, a
 // TLS-bootstrapped kubelet, kube-proxy and CoreDNS from kubeadm's
-// manifests), then the checks of checks.go, then a teardown that leaves the
-// machine as it found it, also after an error or SIGINT. Needs root.
+// manifests) whose address, also the apiserver's advertise address, is on a
+// link the run creates (node.LinkName), then the checks of checks.go, then
+// a teardown that leaves the machine as it found it, also after an error or
+// SIGINT. Needs root.
 package main
 
 import (
@@ -80,10 +82,6 @@ func run(o options) (err error) {
 	if err := node.EnsurePackages(log.Printf); err != nil {
 		return err
 	}
-	hostIP, err := node.HostIP()
-	if err != nil {
-		return err
-	}
 	hostname, err := os.Hostname()
 	if err != nil {
 		return err
@@ -107,7 +105,7 @@ func run(o options) (err error) {
 	started := time.Now()
 	n, err := node.New(node.Config{
 		Dir: o.nodeDir, LogDir: filepath.Join(o.workDir, "logs"), BinDir: o.binDir,
-		Name: hostname, IP: hostIP, ClusterDNS: dnsIP, Logf: log.Printf,
+		Name: hostname, ClusterDNS: dnsIP, Logf: log.Printf,
 	})
 	if err != nil {
 		return err
@@ -131,8 +129,9 @@ func run(o options) (err error) {
 	c, err = cluster.Start(ctx, cluster.Options{
 		WorkDir: o.workDir, BinDir: o.binDir, SkipKwok: true,
 		// Pods reach the apiserver through the kubernetes Service, whose
-		// endpoint is the advertise address: this machine's own.
-		AdvertiseAddress:   hostIP,
+		// endpoint is the advertise address: the node's, on the link
+		// node.New made (none of the machine's own addresses).
+		AdvertiseAddress:   n.IP,
 		ExtraAPIServerArgs: []string{"--bind-address=0.0.0.0"},
 		ControllerManager:  cluster.ControllerManagerOptions{Binary: kcm},
 		Logf:               log.Printf,
@@ -143,8 +142,8 @@ func run(o options) (err error) {
 	log.Printf("e2e-node: control plane with %s up in %v", kcm, time.Since(t).Round(time.Millisecond))
 	n.CACertFile = c.PKI.CACert
 
-	e := &env{ctx: ctx, c: c, n: n, o: o, hostIP: hostIP, nodeName: hostname,
-		server: "https://" + hostIP + ":" + strconv.Itoa(c.Ports.APIServer), kubectl: filepath.Join(o.binDir, "kubectl")}
+	e := &env{ctx: ctx, c: c, n: n, o: o, nodeName: hostname,
+		server: "https://" + n.IP + ":" + strconv.Itoa(c.Ports.APIServer), kubectl: filepath.Join(o.binDir, "kubectl")}
 	if e.dyn, err = dynamic.NewForConfig(c.RESTConfig); err != nil {
 		return err
 	}
