@@ -77,14 +77,14 @@ func (e *env) runConformance(expr string) error {
 		})
 	}
 	for i := range specs {
-		if e.ctx.Err() != nil {
+		if e.Ctx.Err() != nil {
 			break
 		}
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	if err := e.ctx.Err(); err != nil {
+	if err := e.Ctx.Err(); err != nil {
 		return err
 	}
 	sort.Strings(failed)
@@ -101,11 +101,11 @@ func (e *env) runSpec(spec, logPath string, timeout time.Duration) error {
 		return err
 	}
 	defer f.Close()
-	ctx, cancel := context.WithTimeout(e.ctx, timeout+time.Minute)
+	ctx, cancel := context.WithTimeout(e.Ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(e.o.binDir, "e2e.test"),
 		"--kubeconfig="+e.c.AdminKubeconfig,
-		"--kubectl-path="+e.kubectl,
+		"--kubectl-path="+e.Kubectl,
 		"--ginkgo.focus="+conformance.FocusFor(spec),
 		"--ginkgo.timeout="+timeout.String(),
 		"--ginkgo.no-color", "--ginkgo.v", "--ginkgo.silence-skips",

@@ -3,9 +3,9 @@
 // and one real node on this machine (containerd, runc, a bridge CNI, a
 // TLS-bootstrapped kubelet, kube-proxy and CoreDNS from kubeadm's
 // manifests) whose address, also the apiserver's advertise address, is on a
-// link the run creates (node.LinkName), then the checks of checks.go, then
-// a teardown that leaves the machine as it found it, also after an error or
-// SIGINT. Needs root.
+// link the run creates (node.LinkName), then the checks of checks.go and
+// of package test/node/checks, then a teardown that leaves the machine as
+// it found it, also after an error or SIGINT. Needs root.
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 
 	"github.com/kcm-dev/kcm/test/cluster"
 	"github.com/kcm-dev/kcm/test/node"
+	"github.com/kcm-dev/kcm/test/node/checks"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -142,8 +143,15 @@ func run(o options) (err error) {
 	log.Printf("e2e-node: control plane with %s up in %v", kcm, time.Since(t).Round(time.Millisecond))
 	n.CACertFile = c.PKI.CACert
 
-	e := &env{ctx: ctx, c: c, n: n, o: o, nodeName: hostname,
-		server: "https://" + n.IP + ":" + strconv.Itoa(c.Ports.APIServer), kubectl: filepath.Join(o.binDir, "kubectl")}
+	e := &env{
+		Env: &checks.Env{
+			Ctx: ctx, Client: c.Client, Kubectl: filepath.Join(o.binDir, "kubectl"), Kubeconfig: c.AdminKubeconfig,
+			Namespace: ns, Logf: func(f string, args ...any) { log.Printf("e2e-node: "+f, args...) },
+			TaintNode: hostname,
+		},
+		c: c, n: n, o: o, nodeName: hostname,
+		server: "https://" + n.IP + ":" + strconv.Itoa(c.Ports.APIServer),
+	}
 	if e.dyn, err = dynamic.NewForConfig(c.RESTConfig); err != nil {
 		return err
 	}
