@@ -2,7 +2,8 @@
 // format `ctr images import` reads, so that `make e2e-node` needs no
 // registry: one uncompressed layer of files taken from this machine (static
 // binaries, or dynamically linked ones with their libraries), a config with
-// the entrypoint, and the image's name as an annotation.
+// the entrypoint, and the image's name as an annotation. KCM builds kcm's
+// own image, the one ./Dockerfile builds, without docker.
 package image
 
 import (
@@ -26,12 +27,19 @@ type File struct {
 	// Path inside the image, absolute (e.g. /usr/local/bin/kube-proxy).
 	Path string
 	// Source is a file on this machine to copy; Data is used when Source is
-	// empty. Link, when set, makes the entry a symlink to Link instead.
+	// empty. Link, when set, makes the entry a symlink to Link instead; Dir
+	// makes it a directory. Parent directories that are not entries of
+	// their own are 0755 root:root.
 	Source string
 	Data   []byte
 	Link   string
-	// Mode is the permission bits; 0 means 0755 for a Source, 0644 for Data.
+	Dir    bool
+	// Mode is the permission bits, with the setuid, setgid and sticky bits
+	// either as chmod writes them (0o1777) or as os.ModeSticky and the
+	// like; 0 means 0755 for a Source or a Dir, 0644 for Data.
 	Mode os.FileMode
+	// UID and GID own the entry; 0 is root.
+	UID, GID int
 }
 
 // Image is what one archive holds.
@@ -45,6 +53,8 @@ type Image struct {
 	Env        []string
 	// User is the config's user; empty means root.
 	User string
+	// WorkingDir is the config's working directory; empty means /.
+	WorkingDir string
 }
 
 const (
@@ -89,17 +99,21 @@ func Write(w io.Writer, img Image) error {
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	}
+	config := map[string]any{
+		"Entrypoint": img.Entrypoint,
+		"Cmd":        img.Cmd,
+		"Env":        env,
+		"User":       img.User,
+	}
+	if img.WorkingDir != "" {
+		config["WorkingDir"] = img.WorkingDir
+	}
 	cfg, err := json.Marshal(map[string]any{
 		"created":      epoch.Format(time.RFC3339),
 		"architecture": runtime.GOARCH,
 		"os":           "linux",
-		"config": map[string]any{
-			"Entrypoint": img.Entrypoint,
-			"Cmd":        img.Cmd,
-			"Env":        env,
-			"User":       img.User,
-		},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
+		"config":       config,
+		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
 	})
 	if err != nil {
 		return err
@@ -183,10 +197,10 @@ func blobPath(d descriptor) string {
 }
 
 // buildLayer is the layer tar: every parent directory, then the files in
-// path order.
+// path order (of entries at the same path, the first listed).
 func buildLayer(files []File) ([]byte, error) {
 	sorted := append([]File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
@@ -216,7 +230,18 @@ func buildLayer(files []File) ([]byte, error) {
 		}
 		name := strings.TrimPrefix(p, "/")
 		if f.Link != "" {
-			if err := tw.WriteHeader(&tar.Header{Name: name, Linkname: f.Link, Mode: 0o777, ModTime: epoch, Typeflag: tar.TypeSymlink}); err != nil {
+			if err := tw.WriteHeader(&tar.Header{Name: name, Linkname: f.Link, Mode: 0o777, Uid: f.UID, Gid: f.GID, ModTime: epoch, Typeflag: tar.TypeSymlink}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if f.Dir {
+			mode := f.Mode
+			if mode == 0 {
+				mode = 0o755
+			}
+			dirs[p] = true
+			if err := tw.WriteHeader(&tar.Header{Name: name + "/", Mode: tarMode(mode), Uid: f.UID, Gid: f.GID, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
 				return nil, err
 			}
 			continue
@@ -234,7 +259,7 @@ func buildLayer(files []File) ([]byte, error) {
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: int64(mode.Perm()), Size: int64(len(data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: tarMode(mode), Uid: f.UID, Gid: f.GID, Size: int64(len(data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(data); err != nil {
@@ -245,4 +270,21 @@ func buildLayer(files []File) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// tarMode is m as a tar header's mode: the permission bits and the setuid,
+// setgid and sticky bits, from os.FileMode's flags or from chmod's octal
+// bits (which os.FileMode leaves unused).
+func tarMode(m os.FileMode) int64 {
+	mode := int64(m & 0o7777)
+	if m&os.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&os.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&os.ModeSticky != 0 {
+		mode |= 0o1000
+	}
+	return mode
 }
