@@ -5,9 +5,12 @@ import "fmt"
 // initConfig is the kubeadm configuration of `kubeadm init`, the way kind
 // writes one: the node's name and address, the pod and Service subnets,
 // and only what this machine needs beyond kubeadm's defaults. It sets no
-// file mode and loosens no check.
+// file mode and loosens no other check.
 //   - The kubelet: the cgroupfs driver on cgroup v1 (failCgroupV1: false),
-//     and a cgroup root of the node's own (--cgroup-root).
+//     and a cgroup root of the node's own (--cgroup-root). On cgroup v1,
+//     kubeadm's SystemVerification preflight check fails for kubelets from
+//     v1.35 on, and its message says to set failCgroupV1: false and skip
+//     that check: ignorePreflightErrors names it and nothing else.
 //   - kube-proxy: conntrack's maxPerCore 0, as kind sets it, since
 //     nf_conntrack_max cannot be set from a network namespace.
 //   - The apiserver: an audit log of the controller manager's requests (the
@@ -25,6 +28,8 @@ localAPIEndpoint:
 nodeRegistration:
   name: %[3]s
   criSocket: unix:///run/containerd/containerd.sock
+  ignorePreflightErrors:
+  - SystemVerification
   kubeletExtraArgs:
   - name: node-ip
     value: %[2]s
@@ -75,6 +80,8 @@ discovery:
 nodeRegistration:
   name: %[4]s
   criSocket: unix:///run/containerd/containerd.sock
+  ignorePreflightErrors:
+  - SystemVerification
   kubeletExtraArgs:
   - name: node-ip
     value: %[5]s

@@ -30,8 +30,9 @@ var Binaries = []string{"kube-apiserver", "kube-scheduler", upstreamKCMBinaryNam
 // kcm's, built by the in-repo builder that follows the Dockerfile.
 func images(binDir string) ([]image.Image, error) {
 	bin := func(n string) string { return filepath.Join(binDir, n) }
-	// Upstream's control-plane images: the binary in /usr/local/bin of a
-	// distroless base, running as root.
+	// Stand-ins for upstream's control-plane images: the binary at the
+	// path upstream's image has it (/usr/local/bin), running as root; no
+	// base files (the binaries are static and read none).
 	control := func(name, binary, source string) image.Image {
 		return image.Image{Name: name, Files: []image.File{{Path: "/usr/local/bin/" + binary, Source: source}}}
 	}
