@@ -81,9 +81,16 @@ func (n *Node) HostPath(path string) string {
 	return path
 }
 
-// command is name run inside the node's namespaces.
+// nodeBinaries are the programs a kind node has in its PATH (kubeadm's
+// preflight runs `kubelet --version`).
+var nodeBinaries = []string{"kubeadm", "kubelet", "kubectl"}
+
+// command is name run inside the node's namespaces, with nodeBinaries
+// first in PATH.
 func (n *Node) command(name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--net=/run/netns/" + n.netns(), "--mount=" + n.mntFile(), "--uts=" + n.utsFile(), "--", name}, args...)...)
+	cmd := exec.Command("nsenter", append([]string{"--net=/run/netns/" + n.netns(), "--mount=" + n.mntFile(), "--uts=" + n.utsFile(), "--", name}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(n.Dir, "bin")+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	return cmd
 }
 
 // Exec runs name inside the node to completion (bounded by timeout) and
@@ -93,7 +100,7 @@ func (n *Node) Exec(ctx context.Context, timeout time.Duration, name string, arg
 	defer cancel()
 	cmd := n.command(name, args...)
 	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-	c.WaitDelay = 2 * time.Second
+	c.Env, c.WaitDelay = cmd.Env, 2*time.Second
 	out, err := c.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s on %s: %w: %s", strings.Join(append([]string{name}, args...), " "), n.Name, err, lastLines(string(out), 20))
@@ -154,6 +161,14 @@ func (n *Node) Create() error {
 	}
 	if err := os.MkdirAll(n.LogDir, 0o755); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Join(n.Dir, "bin"), 0o755); err != nil {
+		return err
+	}
+	for _, b := range nodeBinaries {
+		if err := os.Symlink(filepath.Join(n.BinDir, b), filepath.Join(n.Dir, "bin", b)); err != nil {
+			return err
+		}
 	}
 	resolv := filepath.Join(n.Dir, "resolv.conf")
 	if err := os.WriteFile(resolv, []byte("nameserver "+nameserver+"\n"), 0o644); err != nil {

@@ -36,6 +36,15 @@ type env struct {
 }
 
 func (e *env) all() error {
+	// The Service checks; the client is kubeadm's admin, once init made it.
+	e.Env = &checks.Env{
+		Ctx: e.ctx, Kubectl: e.kubectl, Kubeconfig: e.c.AdminKubeconfig(), Namespace: ns, Logf: log.Printf,
+		// Pods go on every node, the control plane's too (kubeadm taints
+		// it NoSchedule).
+		Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		Spread:      true,
+		TaintNode:   e.c.Workers[0].Name,
+	}
 	steps := []struct {
 		name string
 		f    func() error
@@ -88,14 +97,7 @@ func (e *env) init() error {
 	if err := e.c.Init(e.ctx); err != nil {
 		return err
 	}
-	e.Env = &checks.Env{
-		Ctx: e.ctx, Client: e.c.Client, Kubectl: e.kubectl, Kubeconfig: e.c.AdminKubeconfig(), Namespace: ns, Logf: log.Printf,
-		// Pods go on every node, the control plane's too (kubeadm taints
-		// it NoSchedule).
-		Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-		Spread:      true,
-		TaintNode:   e.c.Workers[0].Name,
-	}
+	e.Env.Client = e.c.Client
 	return nil
 }
 
