@@ -55,7 +55,7 @@ func (e *env) all() error {
 		{"every node has a podCIDR, its pod network and is Ready", e.nodesReady},
 		{"kube-proxy and CoreDNS run on every node", e.addons},
 		{"the controller manager's static pod is Running and Ready, with " + e.wantImage() + ", and holds the Lease", e.staticPod},
-		{"HTTP Deployment spread over the nodes behind a ClusterIP Service answers by IP and DNS name from a pod", e.Web},
+		{"HTTP Deployment spread over the nodes behind a ClusterIP Service answers by IP and DNS name from a pod", e.web},
 		{"rollout keeps the Service answering", e.Watched("rollout", e.Rollout)},
 		{"scale-down keeps the Service answering", e.Watched("scale-down", e.ScaleDown)},
 		{"eviction by a NoExecute taint on the worker keeps the Service answering", e.Watched("taint eviction", e.TaintEviction)},
@@ -227,6 +227,22 @@ func (e *env) addons() error {
 			return fmt.Errorf("pods %s only on %v", sel, on)
 		}
 	}
+	return nil
+}
+
+// web is the Service checks' Web, and its pods on every node.
+func (e *env) web() error {
+	if err := e.Web(); err != nil {
+		return err
+	}
+	on, err := e.podNodes(ns, "app=web,tier=main")
+	if err != nil {
+		return err
+	}
+	if len(on) != len(e.c.Nodes()) {
+		return fmt.Errorf("web pods only on %v", on)
+	}
+	log.Printf("e2e-kubeadm: web pods on %v", on)
 	return nil
 }
 
