@@ -6,6 +6,7 @@ import (
 	"log"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ type writes struct {
 	// deletecollection calls in the namespace held in deletion: counted
 	// apart, none is a workload object.
 	events, lease, tokens, swept int
+	// created names what was created and deleted, "resource ns/name".
+	created, deleted []string
 }
 
 func total(m map[string]int) int {
@@ -74,8 +77,8 @@ func controllerManagerUser(u string) bool {
 
 // countWrites reads the audit log and counts the controller manager's
 // writes received in [from, to).
-func countWrites(path string, from, to time.Time) (writes, error) {
-	events, err := readAudit(path)
+func countWrites(auditLog string, from, to time.Time) (writes, error) {
+	events, err := readAudit(auditLog)
 	if err != nil {
 		return writes{}, err
 	}
@@ -114,8 +117,10 @@ func countWrites(path string, from, to time.Time) (writes, error) {
 			w.swept++
 		case ev.Verb == "create":
 			w.creates[key]++
+			w.created = append(w.created, key+" "+path.Join(ev.ObjectRef.Namespace, ev.ObjectRef.Name))
 		case ev.Verb == "delete":
 			w.deletes[key]++
+			w.deleted = append(w.deleted, key+" "+path.Join(ev.ObjectRef.Namespace, ev.ObjectRef.Name))
 		case ev.Verb == "update" || ev.Verb == "patch":
 			if ev.ObjectRef.Subresource == "status" {
 				w.status[key]++
@@ -271,8 +276,8 @@ func (e *env) swap(name, from, to string, seq int) (*transition, error) {
 			tr.podsChanged = append(tr.podsChanged, "created "+s)
 		}
 	}
-	log.Printf("e2e-kubeadm: %s: creates [%s] deletes [%s] spec writes [%s] status writes [%s], %d Event writes, %d Lease renewals, pods changed %v",
-		name, list(tr.w.creates), list(tr.w.deletes), list(tr.w.spec), list(tr.w.status), tr.w.events, tr.w.lease, tr.podsChanged)
+	log.Printf("e2e-kubeadm: %s: created %v, deleted %v, spec writes [%s], status writes [%s], %d Event writes, %d Lease renewals, pods changed %v",
+		name, tr.w.created, tr.w.deleted, list(tr.w.spec), list(tr.w.status), tr.w.events, tr.w.lease, tr.podsChanged)
 	return tr, nil
 }
 

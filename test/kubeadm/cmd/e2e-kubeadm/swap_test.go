@@ -42,7 +42,7 @@ func TestCountWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := list(w.creates); got != "pods 1" {
+	if got := strings.Join(w.created, ","); got != "pods a/p" {
 		t.Errorf("creates %s", got)
 	}
 	if got := list(w.deletes); got != "pods 1" {
