@@ -404,28 +404,8 @@ func (n *Node) Stop() {
 	}
 }
 
-// cniConfig is the pod network of a node: a bridge (cni0, the pods'
-// gateway, hairpin for a pod reaching itself through a Service) with
-// host-local addresses from the node's podCIDR, and portmap.
-const cniConfig = `{
-  "cniVersion": "0.4.0",
-  "name": "kcm-e2e-kubeadm",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-`
-
 // SetPodNetwork does what kind's kindnet does for a node: writes its CNI
-// configuration for its podCIDR (the containerd CRI picks it up and the
+// configuration for its podCIDR (test/node's bridge) (the containerd CRI picks it up and the
 // node turns Ready) and routes every other node's podCIDR to that node.
 func (n *Node) SetPodNetwork(podCIDR string, others map[string]string) error {
 	if strings.Contains(podCIDR, ":") {
@@ -438,7 +418,7 @@ func (n *Node) SetPodNetwork(podCIDR string, others map[string]string) error {
 	}
 	dir := n.HostPath("/etc/cni/net.d")
 	tmp := filepath.Join(dir, ".10-kcm.conflist")
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf(cniConfig, podCIDR)), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf(node.CNIConfig, podCIDR, "/var/lib/cni/networks")), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, "10-kcm.conflist"))

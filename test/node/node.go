@@ -231,10 +231,11 @@ func (n *Node) StartKubelet(cluster *clientcmdapi.Config, tok Token) error {
 // KubeletRunning reports whether the kubelet process is alive.
 func (n *Node) KubeletRunning() bool { return n.kubelet != nil && !n.kubelet.exited() }
 
-// cniConfig is a bridge (cni0, the pods' gateway, hairpin for a pod
-// reaching itself through a Service) with host-local addresses from the
-// node's podCIDR, and portmap for hostPort.
-const cniConfig = `{
+// CNIConfig is a node's pod network: a bridge (cni0, the pods' gateway,
+// hairpin for a pod reaching itself through a Service) with host-local
+// addresses from the node's podCIDR (the format's first value) kept in a
+// data directory (its second), and portmap for hostPort.
+const CNIConfig = `{
   "cniVersion": "0.4.0",
   "name": "kcm-e2e-node",
   "plugins": [
@@ -263,7 +264,7 @@ func (n *Node) WriteCNIConfig(podCIDR string) error {
 	if strings.Contains(podCIDR, ":") {
 		return fmt.Errorf("node: IPv6 podCIDR %s not supported", podCIDR)
 	}
-	conf := fmt.Sprintf(cniConfig, podCIDR, filepath.Join(n.Dir, "cni", "ipam"))
+	conf := fmt.Sprintf(CNIConfig, podCIDR, filepath.Join(n.Dir, "cni", "ipam"))
 	tmp := filepath.Join(n.cniConfDir(), ".10-kcm.conflist")
 	if err := os.WriteFile(tmp, []byte(conf), 0o644); err != nil {
 		return err

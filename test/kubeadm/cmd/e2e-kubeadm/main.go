@@ -9,15 +9,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/kcm-dev/kcm/test/cluster"
@@ -79,18 +76,8 @@ func run(o options) (err error) {
 	}
 	_ = os.RemoveAll(filepath.Join(o.workDir, "logs"))
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	ctx, cancel := node.RunContext("e2e-kubeadm", o.timeout)
 	defer cancel()
-	go func() {
-		s := <-sigs
-		log.Printf("e2e-kubeadm: %v: stopping and tearing down", s)
-		cancel()
-		for s := range sigs {
-			log.Printf("e2e-kubeadm: %v ignored until the teardown is done", s)
-		}
-	}()
 
 	patches := filepath.Join(root, "manifests", "kind-patches")
 	if o.upstream {

@@ -9,16 +9,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/kcm-dev/kcm/test/cluster"
@@ -88,20 +85,9 @@ func run(o options) (err error) {
 		return err
 	}
 
-	// Signals cancel the run; the teardown below always runs, and ignores
-	// further signals until it is done.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	// Signals cancel the run; the teardown below always runs.
+	ctx, cancel := node.RunContext("e2e-node", o.timeout)
 	defer cancel()
-	go func() {
-		s := <-sigs
-		log.Printf("e2e-node: %v: stopping and tearing down", s)
-		cancel()
-		for s := range sigs {
-			log.Printf("e2e-node: %v ignored until the teardown is done", s)
-		}
-	}()
 
 	started := time.Now()
 	n, err := node.New(node.Config{
