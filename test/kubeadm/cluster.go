@@ -197,11 +197,17 @@ func caCertHash(path string) (string, error) {
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
-// Teardown stops every node and cleans the machine up, then verifies it.
+// Teardown stops every node, keeps the apiserver's audit log in LogDir,
+// cleans the machine up, then verifies it.
 func (c *Cluster) Teardown() error {
 	for _, n := range c.Nodes() {
 		if n != nil {
 			n.Stop()
+		}
+	}
+	if c.ControlPlane != nil {
+		if b, err := os.ReadFile(c.ControlPlane.HostPath("/etc/kubernetes/audit/audit.log")); err == nil {
+			_ = os.WriteFile(filepath.Join(c.LogDir, "audit.log"), b, 0o644)
 		}
 	}
 	err := Cleanup(c.before)
