@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kcm-dev/kcm/test/node"
@@ -58,8 +57,8 @@ type Node struct {
 	Logf                func(string, ...any)
 
 	containerd, kubelet *node.Proc
-	kubeletArgs         []string
-	stopWatch           chan struct{}
+	// stopWatch ends WatchKubelet's loop, which closes watchDone.
+	stopWatch, watchDone chan struct{}
 }
 
 func (n *Node) netns() string   { return "kcm-" + n.Name }
@@ -327,8 +326,9 @@ func (n *Node) Ctr(ctx context.Context, args ...string) (string, error) {
 // the flags of kubeadm-flags.env), once kubeadm has written its files, and
 // restarts it if it exits, as systemd's Restart=always does.
 func (n *Node) WatchKubelet() {
-	n.stopWatch = make(chan struct{})
+	n.stopWatch, n.watchDone = make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(n.watchDone)
 		for {
 			select {
 			case <-n.stopWatch:
@@ -350,7 +350,7 @@ func (n *Node) WatchKubelet() {
 				n.Logf("kubeadm: kubelet on %s: %v", n.Name, err)
 				continue
 			}
-			n.kubelet, n.kubeletArgs = p, args
+			n.kubelet = p
 			n.Logf("kubeadm: kubelet started on %s: %s", n.Name, strings.Join(args, " "))
 		}
 	}()
@@ -383,18 +383,11 @@ func (n *Node) kubeadmFlags() ([]string, error) {
 	return args, nil
 }
 
-// KillKubelet kills the node's kubelet with SIGKILL (the watcher starts
-// it again).
-func (n *Node) KillKubelet() {
-	if n.kubelet != nil {
-		_ = syscall.Kill(n.kubelet.Pid(), syscall.SIGKILL)
-	}
-}
-
 // Stop stops the watcher, the kubelet and containerd.
 func (n *Node) Stop() {
 	if n.stopWatch != nil {
 		close(n.stopWatch)
+		<-n.watchDone
 		n.stopWatch = nil
 	}
 	for _, p := range []*node.Proc{n.kubelet, n.containerd} {
@@ -405,8 +398,9 @@ func (n *Node) Stop() {
 }
 
 // SetPodNetwork does what kind's kindnet does for a node: writes its CNI
-// configuration for its podCIDR (test/node's bridge) (the containerd CRI picks it up and the
-// node turns Ready) and routes every other node's podCIDR to that node.
+// configuration (test/node's bridge) for its podCIDR, which the containerd
+// CRI picks up (the node turns Ready), and routes every other node's
+// podCIDR to that node.
 func (n *Node) SetPodNetwork(podCIDR string, others map[string]string) error {
 	if strings.Contains(podCIDR, ":") {
 		return fmt.Errorf("kubeadm: IPv6 podCIDR %s not supported", podCIDR)
