@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcm-dev/kcm/test/kubeadm"
@@ -180,9 +181,11 @@ func nodeReady(n *corev1.Node) bool {
 }
 
 // addons waits for kubeadm's kube-proxy DaemonSet and CoreDNS Deployment,
-// and checks that each runs on every node. CoreDNS's two replicas prefer
-// different nodes; if the scheduler placed both on one (the first node
-// Ready), a rollout restart spreads them, as an operator would.
+// and checks that each runs on every node. CoreDNS's two replicas only
+// prefer different nodes; when the scheduler placed both on one (the first
+// node Ready gets both), one of them is deleted, as an operator would: the
+// ReplicaSet replaces it and the anti-affinity puts the new one on the
+// other node.
 func (e *env) addons() error {
 	want := int32(len(e.c.Nodes()))
 	if err := e.Poll(3*time.Minute, "DaemonSet kube-proxy ready on every node", func() (bool, string, error) {
@@ -195,39 +198,73 @@ func (e *env) addons() error {
 	}); err != nil {
 		return err
 	}
-	if err := e.DeploymentReady("kube-system", "coredns", 3*time.Minute); err != nil {
-		return err
-	}
 	for attempt := 0; ; attempt++ {
-		on, err := e.podNodes("kube-system", "k8s-app=kube-dns")
+		if err := e.DeploymentReady("kube-system", "coredns", 3*time.Minute); err != nil {
+			return err
+		}
+		pods, err := e.runningPods("kube-system", "k8s-app=kube-dns")
 		if err != nil {
 			return err
+		}
+		on := map[string][]string{}
+		for _, p := range pods {
+			on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p.Name)
 		}
 		if len(on) == len(e.c.Nodes()) {
 			log.Printf("e2e-kubeadm: CoreDNS pods on %v", on)
 			break
 		}
-		if attempt == 3 {
+		if attempt == 3 || len(pods) < 2 {
 			return fmt.Errorf("CoreDNS pods only on %v", on)
 		}
-		log.Printf("e2e-kubeadm: CoreDNS pods only on %v: kubectl rollout restart", on)
-		if _, err := e.KubectlOut("-n", "kube-system", "rollout", "restart", "deployment/coredns"); err != nil {
+		victim := pods[0].Name
+		log.Printf("e2e-kubeadm: CoreDNS pods only on %v: deleting %s for its ReplicaSet to replace", on, victim)
+		if err := e.c.Client.CoreV1().Pods("kube-system").Delete(e.ctx, victim, metav1.DeleteOptions{}); err != nil {
 			return err
 		}
-		if err := e.DeploymentReady("kube-system", "coredns", 3*time.Minute); err != nil {
+		if err := e.Poll(time.Minute, victim+" gone", func() (bool, string, error) {
+			_, err := e.c.Client.CoreV1().Pods("kube-system").Get(e.ctx, victim, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+		}); err != nil {
 			return err
 		}
 	}
-	for _, sel := range []string{"k8s-app=kube-proxy", "k8s-app=kube-dns"} {
-		on, err := e.podNodes("kube-system", sel)
-		if err != nil {
-			return err
-		}
-		if len(on) != len(e.c.Nodes()) {
-			return fmt.Errorf("pods %s only on %v", sel, on)
-		}
+	on, err := e.podNodes("kube-system", "k8s-app=kube-proxy")
+	if err != nil {
+		return err
+	}
+	if len(on) != len(e.c.Nodes()) {
+		return fmt.Errorf("kube-proxy pods only on %v", on)
 	}
 	return nil
+}
+
+// runningPods are the Running, Ready pods of selector not being deleted.
+func (e *env) runningPods(namespace, selector string) ([]corev1.Pod, error) {
+	pods, err := e.c.Client.CoreV1().Pods(namespace).List(e.ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && podReady(&p) && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// podNodes is the set of nodes that Running, Ready pods of selector are on.
+func (e *env) podNodes(namespace, selector string) (map[string]bool, error) {
+	pods, err := e.runningPods(namespace, selector)
+	if err != nil {
+		return nil, err
+	}
+	on := map[string]bool{}
+	for _, p := range pods {
+		on[p.Spec.NodeName] = true
+	}
+	return on, nil
 }
 
 // web is the Service checks' Web, and its pods on every node.
@@ -244,21 +281,6 @@ func (e *env) web() error {
 	}
 	log.Printf("e2e-kubeadm: web pods on %v", on)
 	return nil
-}
-
-// podNodes is the set of nodes that Running, Ready pods of selector are on.
-func (e *env) podNodes(namespace, selector string) (map[string]bool, error) {
-	pods, err := e.c.Client.CoreV1().Pods(namespace).List(e.ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	on := map[string]bool{}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && podReady(&p) && p.DeletionTimestamp == nil {
-			on[p.Spec.NodeName] = true
-		}
-	}
-	return on, nil
 }
 
 func podReady(p *corev1.Pod) bool {
