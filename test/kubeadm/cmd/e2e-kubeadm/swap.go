@@ -96,8 +96,11 @@ func countWrites(auditLog string, from, to time.Time) (writes, error) {
 		case "tokenreviews", "subjectaccessreviews": // asked, never stored
 			continue
 		case "events":
-			if ev.Verb != "get" && ev.Verb != "list" && ev.Verb != "watch" {
+			switch ev.Verb {
+			case "create", "update", "patch":
 				w.events++
+			case "deletecollection":
+				w.swept++
 			}
 			continue
 		case "leases":
