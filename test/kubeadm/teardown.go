@@ -25,6 +25,8 @@ func hostPaths() []string {
 	return append(slices.Clone(nodePaths), "/lib/modules", nsDir, "/run/netns")
 }
 
+// TakeSnapshot records the links, network namespaces, cgroups, paths and
+// mounts there are now.
 func TakeSnapshot() (*Snapshot, error) {
 	s := &Snapshot{}
 	es, err := os.ReadDir("/sys/class/net")
@@ -102,7 +104,7 @@ func PreviousSnapshot() (*Snapshot, error) {
 // nodeProcs are the processes of the run: in a node's cgroup (the node's
 // containerd and kubelet, the shims, every container) or in one of its
 // namespaces.
-func nodeProcs(s *Snapshot) []int {
+func nodeProcs() []int {
 	var pids []int
 	self := os.Getpid()
 	es, _ := os.ReadDir("/proc")
@@ -145,7 +147,7 @@ func ownNetns(link string) bool {
 func Cleanup(s *Snapshot) error {
 	var errs []error
 	for i := 0; i < 40; i++ {
-		pids := nodeProcs(s)
+		pids := nodeProcs()
 		if len(pids) == 0 {
 			break
 		}
@@ -154,7 +156,7 @@ func Cleanup(s *Snapshot) error {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if pids := nodeProcs(s); len(pids) > 0 {
+	if pids := nodeProcs(); len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("processes still running: %v", pids))
 	}
 	// Namespaces: the bind mounts that hold them, then the files.
@@ -269,7 +271,7 @@ func Verify(before *Snapshot) error {
 			}
 		}
 	}
-	if pids := nodeProcs(before); len(pids) > 0 {
+	if pids := nodeProcs(); len(pids) > 0 {
 		left = append(left, fmt.Sprintf("processes %v", pids))
 	}
 	if len(left) > 0 {
