@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
 	"github.com/kcm-dev/kcm/test/kubeadm"
 	"github.com/kcm-dev/kcm/test/node/checks"
 )
@@ -247,7 +248,7 @@ func (e *env) runningPods(namespace, selector string) ([]corev1.Pod, error) {
 	}
 	var out []corev1.Pod
 	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && podReady(&p) && p.DeletionTimestamp == nil {
+		if p.Status.Phase == corev1.PodRunning && endpointutil.IsPodReady(&p) && p.DeletionTimestamp == nil {
 			out = append(out, p)
 		}
 	}
@@ -283,15 +284,6 @@ func (e *env) web() error {
 	return nil
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // staticPod checks the controller manager's mirror pod (Running, Ready,
 // the expected image, kubeadm's probes) and the Lease, and starts
 // watching its restarts.
@@ -303,7 +295,7 @@ func (e *env) staticPod() error {
 			return false, err.Error(), nil
 		}
 		pod = p
-		return p.Status.Phase == corev1.PodRunning && podReady(p), string(p.Status.Phase), nil
+		return p.Status.Phase == corev1.PodRunning && endpointutil.IsPodReady(p), string(p.Status.Phase), nil
 	}); err != nil {
 		return err
 	}
@@ -376,7 +368,7 @@ func watchStability(ctx context.Context, e *env, restarts int32) *stability {
 			case err == nil && p.Status.ContainerStatuses[0].RestartCount != s.restarts:
 				s.problems = append(s.problems, fmt.Sprintf("restart count %d at %v", p.Status.ContainerStatuses[0].RestartCount, time.Since(s.start).Round(time.Second)))
 				s.restarts = p.Status.ContainerStatuses[0].RestartCount
-			case err == nil && !podReady(p):
+			case err == nil && !endpointutil.IsPodReady(p):
 				s.problems = append(s.problems, fmt.Sprintf("not Ready at %v", time.Since(s.start).Round(time.Second)))
 			}
 			s.mu.Unlock()
@@ -436,7 +428,7 @@ func (e *env) killStaticPod() error {
 			return false, err.Error(), nil
 		}
 		rc := p.Status.ContainerStatuses[0].RestartCount
-		return rc == restarts+1 && podReady(p), fmt.Sprintf("restarts %d, ready %v", rc, podReady(p)), nil
+		return rc == restarts+1 && endpointutil.IsPodReady(p), fmt.Sprintf("restarts %d, ready %v", rc, endpointutil.IsPodReady(p)), nil
 	}); err != nil {
 		return err
 	}
