@@ -110,7 +110,7 @@ func (catchingUp) ExpectedRetry() {}
 func TestWorkersReportExpectedRetriesOnlyWhenStuck(t *testing.T) {
 	var reported atomic.Int32
 	saved := utilruntime.ErrorHandlers
-	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(context.Context, error, string, ...interface{}) { reported.Add(1) }}
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(context.Context, error, string, ...any) { reported.Add(1) }}
 	defer func() { utilruntime.ErrorHandlers = saved }()
 
 	const failures = quietRetries + 5

@@ -78,7 +78,7 @@ func (c *ControllerContext) NewClientConfig(name string) (*restclient.Config, er
 // TrimManagedFields is the informer transform that drops managedFields from
 // cached objects: no controller reads them and they are a large share of an
 // object's memory.
-func TrimManagedFields(obj interface{}) (interface{}, error) {
+func TrimManagedFields(obj any) (any, error) {
 	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
 		accessor.SetManagedFields(nil)
 	}

@@ -33,7 +33,7 @@ func AddPodControllerIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[PodControllerIndex]; ok {
 		return nil
 	}
-	return informer.AddIndexers(cache.Indexers{PodControllerIndex: func(obj interface{}) ([]string, error) {
+	return informer.AddIndexers(cache.Indexers{PodControllerIndex: func(obj any) ([]string, error) {
 		pod, ok := obj.(*v1.Pod)
 		if !ok {
 			return nil, nil
@@ -81,7 +81,7 @@ func AddControllerUIDIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[ControllerUIDIndex]; ok {
 		return nil
 	}
-	return informer.AddIndexers(cache.Indexers{ControllerUIDIndex: func(obj interface{}) ([]string, error) {
+	return informer.AddIndexers(cache.Indexers{ControllerUIDIndex: func(obj any) ([]string, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, nil

@@ -25,7 +25,7 @@ func AddServiceSelectorIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[ServiceSelectorIndex]; ok {
 		return nil
 	}
-	err := informer.AddIndexers(cache.Indexers{ServiceSelectorIndex: func(obj interface{}) ([]string, error) {
+	err := informer.AddIndexers(cache.Indexers{ServiceSelectorIndex: func(obj any) ([]string, error) {
 		svc, ok := obj.(*v1.Service)
 		if !ok || svc.Spec.Selector == nil {
 			return nil, nil

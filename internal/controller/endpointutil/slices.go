@@ -17,7 +17,7 @@ func AddSliceServiceIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[SliceServiceIndex]; ok {
 		return nil
 	}
-	err := informer.AddIndexers(cache.Indexers{SliceServiceIndex: func(obj interface{}) ([]string, error) {
+	err := informer.AddIndexers(cache.Indexers{SliceServiceIndex: func(obj any) ([]string, error) {
 		s, ok := obj.(*discovery.EndpointSlice)
 		if !ok {
 			return nil, nil

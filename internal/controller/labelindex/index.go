@@ -22,7 +22,7 @@ func Add(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[Index]; ok {
 		return nil
 	}
-	err := informer.AddIndexers(cache.Indexers{Index: func(obj interface{}) ([]string, error) {
+	err := informer.AddIndexers(cache.Indexers{Index: func(obj any) ([]string, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, nil
@@ -50,7 +50,7 @@ func Add(informer cache.SharedIndexInformer) error {
 // objects are the cache's: do not modify them.
 func Select[T any](indexer cache.Indexer, namespace string, selector labels.Selector) ([]T, error) {
 	var out []T
-	add := func(obj interface{}) {
+	add := func(obj any) {
 		if t, ok := obj.(T); ok {
 			out = append(out, t)
 		}

@@ -64,7 +64,7 @@ func TestSelectMatchesAFullScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			var want []*v1.Pod
-			if err := cache.ListAllByNamespace(indexer, ns, sel, func(o interface{}) { want = append(want, o.(*v1.Pod)) }); err != nil {
+			if err := cache.ListAllByNamespace(indexer, ns, sel, func(o any) { want = append(want, o.(*v1.Pod)) }); err != nil {
 				t.Fatal(err)
 			}
 			got, err := Select[*v1.Pod](indexer, ns, sel)

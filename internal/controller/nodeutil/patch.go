@@ -87,9 +87,9 @@ func isStale(err error) bool {
 
 // patchOp is one RFC 6902 operation.
 type patchOp struct {
-	Op    string      `json:"op"`
-	Path  string      `json:"path"`
-	Value interface{} `json:"value,omitempty"`
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
 }
 
 // nullValue encodes as JSON null inside a "test" operation, which then

@@ -18,7 +18,7 @@ func AddPodNodeNameIndexer(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[PodNodeNameIndex]; ok {
 		return nil
 	}
-	err := informer.AddIndexers(cache.Indexers{PodNodeNameIndex: func(obj interface{}) ([]string, error) {
+	err := informer.AddIndexers(cache.Indexers{PodNodeNameIndex: func(obj any) ([]string, error) {
 		pod, ok := obj.(*v1.Pod)
 		if !ok || pod.Spec.NodeName == "" {
 			return nil, nil

@@ -27,7 +27,7 @@ func ClaimNames(pod *v1.Pod) []string {
 	return out
 }
 
-func podPVCKeys(obj interface{}) ([]string, error) {
+func podPVCKeys(obj any) ([]string, error) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, nil

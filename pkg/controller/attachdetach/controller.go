@@ -146,7 +146,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	podReg, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueuePod,
-		UpdateFunc: func(_, obj interface{}) { c.enqueuePod(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueuePod(obj) },
 		DeleteFunc: c.enqueuePod,
 	})
 	if err != nil {
@@ -154,7 +154,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	nodeReg, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNode,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueNode(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueNode(obj) },
 		DeleteFunc: c.enqueueNode,
 	})
 	if err != nil {
@@ -162,14 +162,14 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	pvcReg, err := pvcs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueClaim,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueClaim(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueClaim(obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("could not add pvc event handler: %w", err)
 	}
 	vaReg, err := vas.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueAttachment,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueAttachment(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueAttachment(obj) },
 		DeleteFunc: c.enqueueAttachment,
 	})
 	if err != nil {
@@ -321,7 +321,7 @@ func (c *Controller) stillAttached(ctx context.Context, name string) bool {
 	return err == nil && va.Status.Attached
 }
 
-func (c *Controller) enqueuePod(obj interface{}) {
+func (c *Controller) enqueuePod(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -330,7 +330,7 @@ func (c *Controller) enqueuePod(obj interface{}) {
 	}
 }
 
-func (c *Controller) enqueueNode(obj interface{}) {
+func (c *Controller) enqueueNode(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -339,7 +339,7 @@ func (c *Controller) enqueueNode(obj interface{}) {
 	}
 }
 
-func (c *Controller) enqueueClaim(obj interface{}) {
+func (c *Controller) enqueueClaim(obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok || pvc.Status.Phase != v1.ClaimBound || pvc.Spec.VolumeName == "" {
 		return
@@ -354,7 +354,7 @@ func (c *Controller) enqueueClaim(obj interface{}) {
 	}
 }
 
-func (c *Controller) enqueueAttachment(obj interface{}) {
+func (c *Controller) enqueueAttachment(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

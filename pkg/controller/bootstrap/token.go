@@ -12,7 +12,7 @@ import (
 
 // IsTokenSecret reports whether obj is a bootstrap token Secret in
 // namespace, the only Secrets either controller looks at.
-func IsTokenSecret(obj interface{}, namespace string) bool {
+func IsTokenSecret(obj any, namespace string) bool {
 	s, ok := obj.(*v1.Secret)
 	return ok && s.Type == bootstrapapi.SecretTypeBootstrapToken && s.Namespace == namespace
 }

@@ -104,7 +104,7 @@ func TestIsTokenSecret(t *testing.T) {
 	elsewhere := s.DeepCopy()
 	elsewhere.Namespace = "default"
 	for _, tc := range []struct {
-		obj  interface{}
+		obj  any
 		want bool
 	}{{s, true}, {other, false}, {elsewhere, false}, {&v1.ConfigMap{}, false}, {nil, false}} {
 		if got := IsTokenSecret(tc.obj, "kube-system"); got != tc.want {

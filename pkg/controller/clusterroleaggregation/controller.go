@@ -61,9 +61,9 @@ func newController(ctx context.Context, name string, client rbacclient.ClusterRo
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(interface{}) { c.enqueueAggregated(logger) },
-		UpdateFunc: func(_, _ interface{}) { c.enqueueAggregated(logger) },
-		DeleteFunc: func(interface{}) { c.enqueueAggregated(logger) },
+		AddFunc:    func(any) { c.enqueueAggregated(logger) },
+		UpdateFunc: func(_, _ any) { c.enqueueAggregated(logger) },
+		DeleteFunc: func(any) { c.enqueueAggregated(logger) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ClusterRole event handler: %w", err)

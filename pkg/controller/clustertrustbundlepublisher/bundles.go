@@ -94,10 +94,10 @@ func (c *Controller) newBundles(ctx context.Context, gvr schema.GroupVersionReso
 	if err := inf.SetTransform(controllermanager.TrimManagedFields); err != nil {
 		return nil, err
 	}
-	poke := func(interface{}) { c.queue.Add(queueKey) }
+	poke := func(any) { c.queue.Add(queueKey) }
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    poke,
-		UpdateFunc: func(_, newObj interface{}) { poke(newObj) },
+		UpdateFunc: func(_, newObj any) { poke(newObj) },
 		DeleteFunc: poke,
 	}); err != nil {
 		return nil, fmt.Errorf("failed to register ClusterTrustBundle event handler: %w", err)
@@ -122,11 +122,11 @@ func (b *bundles) get(name string) (*unstructured.Unstructured, error) {
 // newBundle is a ClusterTrustBundle of version gv as upstream creates it:
 // a name, a signer and the bundle, nothing else.
 func newBundle(gv schema.GroupVersion, name, signerName, trustBundle string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gv.String(),
 		"kind":       kind,
-		"metadata":   map[string]interface{}{"name": name},
-		"spec":       map[string]interface{}{"signerName": signerName, "trustBundle": trustBundle},
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"signerName": signerName, "trustBundle": trustBundle},
 	}}
 }
 

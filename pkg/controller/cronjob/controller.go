@@ -95,17 +95,17 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		return nil, fmt.Errorf("adding job controller UID indexer: %w", err)
 	}
 	jobReg, err := jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addJob(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateJob(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteJob(logger, obj) },
+		AddFunc:    func(obj any) { c.addJob(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateJob(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deleteJob(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Job event handler: %w", err)
 	}
 	cjReg, err := cronJobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.enqueue(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateCronJob(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.enqueue(logger, obj) },
+		AddFunc:    func(obj any) { c.enqueue(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateCronJob(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.enqueue(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding CronJob event handler: %w", err)

@@ -16,11 +16,11 @@ import (
 // Handlers resolve the CronJob a Job belongs to and enqueue it; a change
 // of a CronJob's schedule or time zone enqueues it for its next time.
 
-func (c *Controller) enqueue(logger klog.Logger, obj interface{}) {
+func (c *Controller) enqueue(logger klog.Logger, obj any) {
 	c.enqueueAfter(logger, obj, 0)
 }
 
-func (c *Controller) enqueueAfter(logger klog.Logger, obj interface{}, d time.Duration) {
+func (c *Controller) enqueueAfter(logger klog.Logger, obj any, d time.Duration) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Couldn't get key for object", "object", obj)
@@ -52,7 +52,7 @@ func (c *Controller) enqueueOwner(logger klog.Logger, job *batchv1.Job) {
 	}
 }
 
-func (c *Controller) addJob(logger klog.Logger, obj interface{}) {
+func (c *Controller) addJob(logger klog.Logger, obj any) {
 	if job, ok := obj.(*batchv1.Job); ok {
 		c.enqueueOwner(logger, job)
 	}
@@ -60,7 +60,7 @@ func (c *Controller) addJob(logger klog.Logger, obj interface{}) {
 
 // updateJob wakes the Job's controller, and its former controller when
 // the reference changed. Resyncs (same resourceVersion) are ignored.
-func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj any) {
 	cur, ok1 := newObj.(*batchv1.Job)
 	old, ok2 := oldObj.(*batchv1.Job)
 	if !ok1 || !ok2 || cur.ResourceVersion == old.ResourceVersion {
@@ -75,7 +75,7 @@ func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj interface{}) {
 	c.enqueueOwner(logger, cur)
 }
 
-func (c *Controller) deleteJob(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteJob(logger klog.Logger, obj any) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
 		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
@@ -95,7 +95,7 @@ func (c *Controller) deleteJob(logger klog.Logger, obj interface{}) {
 // for its next scheduled time under the new schedule (an earlier requeue
 // under the old one finds nothing to do), and any other change at once.
 // A new schedule that does not parse gets an Event and no sync.
-func (c *Controller) updateCronJob(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateCronJob(logger klog.Logger, oldObj, newObj any) {
 	old, ok1 := oldObj.(*batchv1.CronJob)
 	cur, ok2 := newObj.(*batchv1.CronJob)
 	if !ok1 || !ok2 {

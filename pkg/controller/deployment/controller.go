@@ -169,17 +169,17 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 
 	logger := klog.FromContext(ctx)
 	dReg, err := cfg.Deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addDeployment(logger, obj) },
-		UpdateFunc: func(_, newObj interface{}) { c.updateDeployment(logger, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteDeployment(logger, obj) },
+		AddFunc:    func(obj any) { c.addDeployment(logger, obj) },
+		UpdateFunc: func(_, newObj any) { c.updateDeployment(logger, newObj) },
+		DeleteFunc: func(obj any) { c.deleteDeployment(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Deployment event handler: %w", err)
 	}
 	rsReg, err := rsInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addReplicaSet(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateReplicaSet(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteReplicaSet(logger, obj) },
+		AddFunc:    func(obj any) { c.addReplicaSet(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateReplicaSet(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deleteReplicaSet(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ReplicaSet event handler: %w", err)
@@ -187,7 +187,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	// Pods matter only when they are gone: a Recreate rollout waits for
 	// the old ones to disappear.
 	podReg, err := podInformer.AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj interface{}) { c.deletePod(logger, obj) },
+		DeleteFunc: func(obj any) { c.deletePod(logger, obj) },
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("adding Pod event handler: %w", err)
@@ -221,7 +221,7 @@ func addOrphanIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[orphanIndex]; ok {
 		return nil
 	}
-	return informer.AddIndexers(cache.Indexers{orphanIndex: func(obj interface{}) ([]string, error) {
+	return informer.AddIndexers(cache.Indexers{orphanIndex: func(obj any) ([]string, error) {
 		rs, ok := obj.(*apps.ReplicaSet)
 		if !ok || metav1.GetControllerOfNoCopy(rs) != nil {
 			return nil, nil

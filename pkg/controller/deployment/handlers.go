@@ -25,7 +25,7 @@ func deploymentKey(d *apps.Deployment) string {
 }
 
 // tombstoned unwraps a DeletedFinalStateUnknown; its object may be stale.
-func tombstoned[T any](logger klog.Logger, obj interface{}) (T, bool) {
+func tombstoned[T any](logger klog.Logger, obj any) (T, bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -36,7 +36,7 @@ func tombstoned[T any](logger klog.Logger, obj interface{}) (T, bool) {
 	return t, ok
 }
 
-func (c *Controller) addDeployment(logger klog.Logger, obj interface{}) {
+func (c *Controller) addDeployment(logger klog.Logger, obj any) {
 	if d, ok := obj.(*apps.Deployment); ok {
 		logger.V(4).Info("Adding deployment", "deployment", klog.KObj(d))
 		c.enqueue(d)
@@ -45,14 +45,14 @@ func (c *Controller) addDeployment(logger klog.Logger, obj interface{}) {
 
 // updateDeployment enqueues on every update, resyncs included: a periodic
 // full check that costs only cache reads when nothing changed.
-func (c *Controller) updateDeployment(logger klog.Logger, obj interface{}) {
+func (c *Controller) updateDeployment(logger klog.Logger, obj any) {
 	if d, ok := obj.(*apps.Deployment); ok {
 		logger.V(4).Info("Updating deployment", "deployment", klog.KObj(d))
 		c.enqueue(d)
 	}
 }
 
-func (c *Controller) deleteDeployment(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteDeployment(logger klog.Logger, obj any) {
 	if d, ok := tombstoned[*apps.Deployment](logger, obj); ok {
 		logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
 		c.enqueue(d)
@@ -98,7 +98,7 @@ func (c *Controller) deploymentsSelecting(logger klog.Logger, rs *apps.ReplicaSe
 	return out
 }
 
-func (c *Controller) addReplicaSet(logger klog.Logger, obj interface{}) {
+func (c *Controller) addReplicaSet(logger klog.Logger, obj any) {
 	rs, ok := obj.(*apps.ReplicaSet)
 	if !ok {
 		return
@@ -127,7 +127,7 @@ func (c *Controller) addReplicaSet(logger klog.Logger, obj interface{}) {
 // updateReplicaSet wakes the Deployments an update concerns: the old and
 // the new controller when the controllerRef changed, or, for an orphan
 // whose labels changed, every Deployment that might adopt it.
-func (c *Controller) updateReplicaSet(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateReplicaSet(logger klog.Logger, oldObj, newObj any) {
 	oldRS, ok1 := oldObj.(*apps.ReplicaSet)
 	curRS, ok2 := newObj.(*apps.ReplicaSet)
 	if !ok1 || !ok2 || curRS.ResourceVersion == oldRS.ResourceVersion {
@@ -160,7 +160,7 @@ func (c *Controller) updateReplicaSet(logger klog.Logger, oldObj, newObj interfa
 	}
 }
 
-func (c *Controller) deleteReplicaSet(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteReplicaSet(logger klog.Logger, obj any) {
 	rs, ok := tombstoned[*apps.ReplicaSet](logger, obj)
 	if !ok {
 		return
@@ -178,7 +178,7 @@ func (c *Controller) deleteReplicaSet(logger klog.Logger, obj interface{}) {
 
 // deletePod wakes a Recreate Deployment, which waits for its old pods to
 // be gone before it scales the new ReplicaSet up.
-func (c *Controller) deletePod(logger klog.Logger, obj interface{}) {
+func (c *Controller) deletePod(logger klog.Logger, obj any) {
 	pod, ok := tombstoned[*v1.Pod](logger, obj)
 	if !ok {
 		return

@@ -25,17 +25,17 @@ const (
 // waits for: those handlers and the workload informers the finders read.
 func (c *Controller) addHandlers(logger klog.Logger, f informers.SharedInformerFactory) error {
 	pdbReg, err := f.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.enqueueBudget(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.enqueueBudget(logger, obj) },
-		DeleteFunc: func(obj interface{}) { c.enqueueBudget(logger, obj) },
+		AddFunc:    func(obj any) { c.enqueueBudget(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueBudget(logger, obj) },
+		DeleteFunc: func(obj any) { c.enqueueBudget(logger, obj) },
 	})
 	if err != nil {
 		return fmt.Errorf("adding PodDisruptionBudget event handler: %w", err)
 	}
 	podReg, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.podChanged(logger, nil, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.podChanged(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.podDeleted(logger, obj) },
+		AddFunc:    func(obj any) { c.podChanged(logger, nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.podChanged(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.podDeleted(logger, obj) },
 	})
 	if err != nil {
 		return fmt.Errorf("adding Pod event handler: %w", err)
@@ -53,7 +53,7 @@ func (c *Controller) addHandlers(logger klog.Logger, f informers.SharedInformerF
 // enqueueBudget queues a budget that was added, updated (status writes
 // included: a sync that follows its own write finds nothing to do, as
 // upstream's) or deleted.
-func (c *Controller) enqueueBudget(logger klog.Logger, obj interface{}) {
+func (c *Controller) enqueueBudget(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -69,7 +69,7 @@ func (c *Controller) enqueueBudget(logger klog.Logger, obj interface{}) {
 // podChanged queues the budgets selecting an added or updated pod (and,
 // when its labels changed, those that selected it before), and the pod
 // itself for the moment its DisruptionTarget condition becomes stale.
-func (c *Controller) podChanged(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) podChanged(logger klog.Logger, oldObj, newObj any) {
 	pod, ok := newObj.(*v1.Pod)
 	if !ok {
 		return
@@ -88,7 +88,7 @@ func (c *Controller) podChanged(logger klog.Logger, oldObj, newObj interface{}) 
 
 // podDeleted queues the budgets that selected the pod. obj may be a
 // tombstone, whose pod may be stale.
-func (c *Controller) podDeleted(logger klog.Logger, obj interface{}) {
+func (c *Controller) podDeleted(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

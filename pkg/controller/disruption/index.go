@@ -29,7 +29,7 @@ func addSelectorIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[selectorIndex]; ok {
 		return nil
 	}
-	err := informer.AddIndexers(cache.Indexers{selectorIndex: func(obj interface{}) ([]string, error) {
+	err := informer.AddIndexers(cache.Indexers{selectorIndex: func(obj any) ([]string, error) {
 		pdb, ok := obj.(*policy.PodDisruptionBudget)
 		if !ok {
 			return nil, nil

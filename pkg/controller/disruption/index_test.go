@@ -37,7 +37,7 @@ func TestBudgetsForPod(t *testing.T) {
 	}
 	other := withSelector("other-ns", &metav1.LabelSelector{})
 	other.Namespace = "elsewhere"
-	if err := indexer.AddIndexers(cache.Indexers{selectorIndex: func(obj interface{}) ([]string, error) {
+	if err := indexer.AddIndexers(cache.Indexers{selectorIndex: func(obj any) ([]string, error) {
 		p := obj.(*policy.PodDisruptionBudget)
 		return selectorKeys(p.Namespace, p.Spec.Selector), nil
 	}}); err != nil {

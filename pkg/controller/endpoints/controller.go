@@ -132,16 +132,16 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	svcReg, err := svcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur interface{}) { c.enqueue(cur) },
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
 		DeleteFunc: c.enqueue,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Service event handler: %w", err)
 	}
 	podReg, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.onPod(logger, nil, obj) },
-		UpdateFunc: func(old, cur interface{}) { c.onPod(logger, old, cur) },
-		DeleteFunc: func(obj interface{}) { c.onPod(logger, obj, nil) },
+		AddFunc:    func(obj any) { c.onPod(logger, nil, obj) },
+		UpdateFunc: func(old, cur any) { c.onPod(logger, old, cur) },
+		DeleteFunc: func(obj any) { c.onPod(logger, obj, nil) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Pod event handler: %w", err)
@@ -202,7 +202,7 @@ func (c *Controller) checkLeftoverEndpoints() {
 	}
 }
 
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %+v: %w", obj, err))
@@ -214,7 +214,7 @@ func (c *Controller) enqueue(obj interface{}) {
 // onPod enqueues, after the batch period (or spaced from the Service's last
 // write, endpointutil.WriteSpacing), the Services whose endpoints the pod
 // event may change.
-func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
+func (c *Controller) onPod(logger klog.Logger, old, cur any) {
 	keys, err := endpointutil.ServicesForPodChange(c.serviceIndex, podOf(old), podOf(cur))
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Mapping a pod to its Services")
@@ -225,7 +225,7 @@ func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 	}
 }
 
-func podOf(obj interface{}) *v1.Pod {
+func podOf(obj any) *v1.Pod {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

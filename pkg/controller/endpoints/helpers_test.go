@@ -105,7 +105,7 @@ func (h *harness) catchUp() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var objs []interface{}
+	var objs []any
 	for i := range list.Items {
 		objs = append(objs, &list.Items[i])
 	}

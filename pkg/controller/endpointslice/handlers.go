@@ -29,34 +29,34 @@ func (c *Controller) addHandlers(logger klog.Logger, svcInformer, podInformer, s
 	}
 	err := add("Service", svcInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueService,
-		UpdateFunc: func(_, cur interface{}) { c.enqueueService(cur) },
+		UpdateFunc: func(_, cur any) { c.enqueueService(cur) },
 		DeleteFunc: c.enqueueService,
 	})
 	if err == nil {
 		err = add("Pod", podInformer, cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { c.onPod(logger, nil, obj) },
-			UpdateFunc: func(old, cur interface{}) { c.onPod(logger, old, cur) },
-			DeleteFunc: func(obj interface{}) { c.onPod(logger, obj, nil) },
+			AddFunc:    func(obj any) { c.onPod(logger, nil, obj) },
+			UpdateFunc: func(old, cur any) { c.onPod(logger, old, cur) },
+			DeleteFunc: func(obj any) { c.onPod(logger, obj, nil) },
 		})
 	}
 	if err == nil {
 		err = add("EndpointSlice", sliceInformer, cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onSliceAdd,
-			UpdateFunc: func(old, cur interface{}) { c.onSliceUpdate(logger, old, cur) },
+			UpdateFunc: func(old, cur any) { c.onSliceUpdate(logger, old, cur) },
 			DeleteFunc: c.onSliceDelete,
 		})
 	}
 	if err == nil {
 		err = add("Node", nodeInformer, cache.ResourceEventHandlerFuncs{
-			AddFunc: func(interface{}) { c.topologyQueue.Add(topologyKey) },
-			UpdateFunc: func(old, cur interface{}) {
+			AddFunc: func(any) { c.topologyQueue.Add(topologyKey) },
+			UpdateFunc: func(old, cur any) {
 				o, ok1 := old.(*v1.Node)
 				n, ok2 := cur.(*v1.Node)
 				if ok1 && ok2 && nodeReadyOrZoneChanged(o, n) {
 					c.topologyQueue.Add(topologyKey)
 				}
 			},
-			DeleteFunc: func(interface{}) { c.topologyQueue.Add(topologyKey) },
+			DeleteFunc: func(any) { c.topologyQueue.Add(topologyKey) },
 		})
 	}
 	if err != nil {
@@ -68,7 +68,7 @@ func (c *Controller) addHandlers(logger klog.Logger, svcInformer, podInformer, s
 	return nil
 }
 
-func (c *Controller) enqueueService(obj interface{}) {
+func (c *Controller) enqueueService(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %+v: %w", obj, err))
@@ -80,7 +80,7 @@ func (c *Controller) enqueueService(obj interface{}) {
 // onPod enqueues, after the batch period (or spaced from the Service's last
 // write, endpointutil.WriteSpacing), the Services whose endpoints the pod
 // event may change (endpointutil.ServicesForPodChange).
-func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
+func (c *Controller) onPod(logger klog.Logger, old, cur any) {
 	keys, err := endpointutil.ServicesForPodChange(c.serviceIndex, podOf(old), podOf(cur))
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Mapping a pod to its Services")
@@ -92,7 +92,7 @@ func (c *Controller) onPod(logger klog.Logger, old, cur interface{}) {
 }
 
 // podOf returns the pod of an event object or tombstone, nil for nil.
-func podOf(obj interface{}) *v1.Pod {
+func podOf(obj any) *v1.Pod {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -100,7 +100,7 @@ func podOf(obj interface{}) *v1.Pod {
 	return pod
 }
 
-func sliceOf(obj interface{}) *discovery.EndpointSlice {
+func sliceOf(obj any) *discovery.EndpointSlice {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -112,7 +112,7 @@ func managed(s *discovery.EndpointSlice) bool { return s.Labels[discovery.LabelM
 
 // onSliceAdd syncs the Service of a managed slice the controller did not
 // write itself.
-func (c *Controller) onSliceAdd(obj interface{}) {
+func (c *Controller) onSliceAdd(obj any) {
 	if s := sliceOf(obj); s != nil && managed(s) && c.tracker.ShouldSync(s) {
 		c.enqueueForSlice(s)
 	}
@@ -121,7 +121,7 @@ func (c *Controller) onSliceAdd(obj interface{}) {
 // onSliceUpdate syncs the Service of a slice that changed hands (its
 // Service label or its manager), or of a managed slice changed by someone
 // else.
-func (c *Controller) onSliceUpdate(logger klog.Logger, old, cur interface{}) {
+func (c *Controller) onSliceUpdate(logger klog.Logger, old, cur any) {
 	prev, s := sliceOf(old), sliceOf(cur)
 	if prev == nil || s == nil {
 		return
@@ -139,7 +139,7 @@ func (c *Controller) onSliceUpdate(logger klog.Logger, old, cur interface{}) {
 
 // onSliceDelete syncs the Service of a tracked slice the controller did
 // not delete itself.
-func (c *Controller) onSliceDelete(obj interface{}) {
+func (c *Controller) onSliceDelete(obj any) {
 	if s := sliceOf(obj); s != nil && managed(s) && c.tracker.Has(s) && !c.tracker.HandleDeletion(s) {
 		c.enqueueForSlice(s)
 	}

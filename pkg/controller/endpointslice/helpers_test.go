@@ -131,7 +131,7 @@ func (h *harness) deletePod(name string) {
 func (h *harness) catchUp() {
 	h.t.Helper()
 	idx := h.factory.Discovery().V1().EndpointSlices().Informer().GetIndexer()
-	var objs []interface{}
+	var objs []any
 	for _, s := range h.apiSlices() {
 		objs = append(objs, s)
 	}

@@ -112,25 +112,25 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	epReg, err := endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.onEndpointsAdd(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.onEndpointsUpdate(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.onEndpointsDelete(logger, obj) },
+		AddFunc:    func(obj any) { c.onEndpointsAdd(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.onEndpointsUpdate(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.onEndpointsDelete(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Endpoints event handler: %w", err)
 	}
 	sliceReg, err := slices.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.onSliceAdd(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.onSliceUpdate(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.onSliceDelete(logger, obj) },
+		AddFunc:    func(obj any) { c.onSliceAdd(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.onSliceUpdate(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.onSliceDelete(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding EndpointSlice event handler: %w", err)
 	}
 	svcReg, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.onServiceAdd(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.onServiceUpdate(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.onServiceDelete(logger, obj) },
+		AddFunc:    func(obj any) { c.onServiceAdd(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.onServiceUpdate(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.onServiceDelete(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Service event handler: %w", err)

@@ -14,7 +14,7 @@ import (
 // The handlers only decide whether an event concerns a mirrored Endpoints
 // object and enqueue its key; everything else happens in syncEndpoints.
 
-func (c *Controller) onServiceAdd(logger klog.Logger, obj interface{}) {
+func (c *Controller) onServiceAdd(logger klog.Logger, obj any) {
 	if svc := serviceOf(logger, obj); svc != nil && svc.Spec.Selector == nil {
 		c.enqueue(svc.Namespace, svc.Name)
 	}
@@ -22,7 +22,7 @@ func (c *Controller) onServiceAdd(logger klog.Logger, obj interface{}) {
 
 // onServiceUpdate enqueues only when the selector appears or goes: that is
 // all the controller reads from a Service.
-func (c *Controller) onServiceUpdate(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) onServiceUpdate(logger klog.Logger, oldObj, newObj any) {
 	old, svc := serviceOf(logger, oldObj), serviceOf(logger, newObj)
 	if old == nil || svc == nil {
 		return
@@ -32,13 +32,13 @@ func (c *Controller) onServiceUpdate(logger klog.Logger, oldObj, newObj interfac
 	}
 }
 
-func (c *Controller) onServiceDelete(logger klog.Logger, obj interface{}) {
+func (c *Controller) onServiceDelete(logger klog.Logger, obj any) {
 	if svc := serviceOf(logger, obj); svc != nil && svc.Spec.Selector == nil {
 		c.enqueue(svc.Namespace, svc.Name)
 	}
 }
 
-func (c *Controller) onEndpointsAdd(logger klog.Logger, obj interface{}) {
+func (c *Controller) onEndpointsAdd(logger klog.Logger, obj any) {
 	ep := endpointsOf(logger, obj)
 	if ep == nil {
 		return
@@ -52,7 +52,7 @@ func (c *Controller) onEndpointsAdd(logger klog.Logger, obj interface{}) {
 
 // onEndpointsUpdate enqueues when either version is mirrored: an object
 // that stops being mirrored must lose its slices.
-func (c *Controller) onEndpointsUpdate(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) onEndpointsUpdate(logger klog.Logger, oldObj, newObj any) {
 	old, ep := endpointsOf(logger, oldObj), endpointsOf(logger, newObj)
 	if old == nil || ep == nil {
 		return
@@ -64,7 +64,7 @@ func (c *Controller) onEndpointsUpdate(logger klog.Logger, oldObj, newObj interf
 	c.enqueue(ep.Namespace, ep.Name)
 }
 
-func (c *Controller) onEndpointsDelete(logger klog.Logger, obj interface{}) {
+func (c *Controller) onEndpointsDelete(logger klog.Logger, obj any) {
 	ep := endpointsOf(logger, obj)
 	if ep == nil {
 		return
@@ -78,7 +78,7 @@ func (c *Controller) onEndpointsDelete(logger klog.Logger, obj interface{}) {
 
 // onSliceAdd enqueues for a managed slice the controller has not written
 // in this version (someone else created it, or the controller restarted).
-func (c *Controller) onSliceAdd(logger klog.Logger, obj interface{}) {
+func (c *Controller) onSliceAdd(logger klog.Logger, obj any) {
 	s := sliceOf(logger, obj)
 	if s != nil && managedByController(s) && c.tracker.ShouldSync(s) {
 		c.enqueueForSlice(logger, s)
@@ -88,7 +88,7 @@ func (c *Controller) onSliceAdd(logger klog.Logger, obj interface{}) {
 // onSliceUpdate enqueues when the service-name label moved (both owners),
 // when the slice came into or out of this controller's management, or when
 // a managed slice changed in a way the controller did not write.
-func (c *Controller) onSliceUpdate(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) onSliceUpdate(logger klog.Logger, oldObj, newObj any) {
 	old, s := sliceOf(logger, oldObj), sliceOf(logger, newObj)
 	if old == nil || s == nil {
 		return
@@ -108,7 +108,7 @@ func (c *Controller) onSliceUpdate(logger klog.Logger, oldObj, newObj interface{
 
 // onSliceDelete enqueues when a managed slice the controller knows of was
 // deleted without the controller expecting it.
-func (c *Controller) onSliceDelete(logger klog.Logger, obj interface{}) {
+func (c *Controller) onSliceDelete(logger klog.Logger, obj any) {
 	s := sliceOf(logger, obj)
 	if s == nil || !managedByController(s) || !c.tracker.Has(s) {
 		return
@@ -151,14 +151,14 @@ func managedByController(s *discovery.EndpointSlice) bool {
 }
 
 // unwrap returns the object inside a deletion tombstone.
-func unwrap(obj interface{}) interface{} {
+func unwrap(obj any) any {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return t.Obj
 	}
 	return obj
 }
 
-func serviceOf(logger klog.Logger, obj interface{}) *v1.Service {
+func serviceOf(logger klog.Logger, obj any) *v1.Service {
 	svc, ok := unwrap(obj).(*v1.Service)
 	if !ok || svc == nil {
 		utilruntime.HandleErrorWithLogger(logger, nil, "Unexpected object in Service event", "type", fmt.Sprintf("%T", obj))
@@ -167,7 +167,7 @@ func serviceOf(logger klog.Logger, obj interface{}) *v1.Service {
 	return svc
 }
 
-func endpointsOf(logger klog.Logger, obj interface{}) *v1.Endpoints {
+func endpointsOf(logger klog.Logger, obj any) *v1.Endpoints {
 	ep, ok := unwrap(obj).(*v1.Endpoints)
 	if !ok || ep == nil {
 		utilruntime.HandleErrorWithLogger(logger, nil, "Unexpected object in Endpoints event", "type", fmt.Sprintf("%T", obj))
@@ -176,7 +176,7 @@ func endpointsOf(logger klog.Logger, obj interface{}) *v1.Endpoints {
 	return ep
 }
 
-func sliceOf(logger klog.Logger, obj interface{}) *discovery.EndpointSlice {
+func sliceOf(logger klog.Logger, obj any) *discovery.EndpointSlice {
 	s, ok := unwrap(obj).(*discovery.EndpointSlice)
 	if !ok || s == nil {
 		utilruntime.HandleErrorWithLogger(logger, nil, "Unexpected object in EndpointSlice event", "type", fmt.Sprintf("%T", obj))

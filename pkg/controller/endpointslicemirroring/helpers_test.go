@@ -74,7 +74,7 @@ func (f *fixture) store(o runtime.Object) {
 // refresh makes the slice store hold what the clientset holds.
 func (f *fixture) refresh() {
 	f.t.Helper()
-	list := make([]interface{}, 0)
+	list := make([]any, 0)
 	for _, s := range f.slices() {
 		list = append(list, s)
 	}

@@ -97,7 +97,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	}
 	logger := klog.FromContext(ctx)
 	pvcReg, err := cfg.PVCInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj interface{}) { c.pvcDeleted(logger, obj) },
+		DeleteFunc: func(obj any) { c.pvcDeleted(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("could not add pvc event handler: %w", err)
@@ -122,7 +122,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // enqueuePod queues a live pod that has a generic ephemeral volume.
-func (c *Controller) enqueuePod(obj interface{}) {
+func (c *Controller) enqueuePod(obj any) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok || pod.DeletionTimestamp != nil {
 		return
@@ -138,7 +138,7 @@ func (c *Controller) enqueuePod(obj interface{}) {
 // pvcDeleted queues the pods that name the deleted claim: one of them may
 // have been waiting for a colliding claim to go, or may need its own claim
 // back.
-func (c *Controller) pvcDeleted(logger klog.Logger, obj interface{}) {
+func (c *Controller) pvcDeleted(logger klog.Logger, obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

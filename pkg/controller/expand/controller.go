@@ -101,7 +101,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // claimUpdated queues a claim whose request or status capacity grew.
-func (c *Controller) claimUpdated(oldObj, newObj interface{}) {
+func (c *Controller) claimUpdated(oldObj, newObj any) {
 	oldPVC, ok := oldObj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return
@@ -118,7 +118,7 @@ func (c *Controller) claimUpdated(oldObj, newObj interface{}) {
 }
 
 // enqueue queues a Bound claim.
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok || pvc.Status.Phase != v1.ClaimBound {
 		return

@@ -75,8 +75,8 @@ func (c *Controller) setResizer(ctx context.Context, pvc *v1.PersistentVolumeCla
 	if pvc.Annotations[annResizer] == driver {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
 			"annotations":     map[string]string{annResizer: driver},
 			"resourceVersion": pvc.ResourceVersion,
 		},

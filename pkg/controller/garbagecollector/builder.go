@@ -70,11 +70,11 @@ func newBuilder(recorder record.EventRecorder) *builder {
 // handlers returns the informer event handlers of a monitor for kind.
 func (b *builder) handlers(kind schema.GroupVersionKind) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { b.enqueue(addEvent, obj, nil, kind) },
-		UpdateFunc: func(oldObj, newObj interface{}) {
+		AddFunc: func(obj any) { b.enqueue(addEvent, obj, nil, kind) },
+		UpdateFunc: func(oldObj, newObj any) {
 			b.enqueue(updateEvent, newObj, oldObj, kind)
 		},
-		DeleteFunc: func(obj interface{}) {
+		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
@@ -83,7 +83,7 @@ func (b *builder) handlers(kind schema.GroupVersionKind) cache.ResourceEventHand
 	}
 }
 
-func (b *builder) enqueue(t eventType, obj, oldObj interface{}, kind schema.GroupVersionKind) {
+func (b *builder) enqueue(t eventType, obj, oldObj any, kind schema.GroupVersionKind) {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return

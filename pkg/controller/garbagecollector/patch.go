@@ -21,8 +21,8 @@ func deleteOwnerRefStrategicMergePatch(dependentUID types.UID, ownerUIDs []types
 	for _, uid := range ownerUIDs {
 		refs = append(refs, map[string]string{"$patch": "delete", "uid": string(uid)})
 	}
-	return json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"uid": dependentUID, "ownerReferences": refs},
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": dependentUID, "ownerReferences": refs},
 	})
 }
 
@@ -45,7 +45,7 @@ func ownerRefsMergePatch(rv string, refs []metav1.OwnerReference) ([]byte, error
 		return b, err
 	}
 	// An empty list must be sent as null-free [] to clear the field.
-	return json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": rv, "ownerReferences": []metav1.OwnerReference{}}})
 }
 

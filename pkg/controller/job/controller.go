@@ -202,17 +202,17 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	}
 	logger := klog.FromContext(ctx)
 	jobReg, err := jobInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addJob(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateJob(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteJob(logger, obj) },
+		AddFunc:    func(obj any) { c.addJob(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateJob(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deleteJob(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Job event handler: %w", err)
 	}
 	podReg, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addPod(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updatePod(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deletePod(logger, obj, true) },
+		AddFunc:    func(obj any) { c.addPod(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updatePod(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deletePod(logger, obj, true) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Pod event handler: %w", err)

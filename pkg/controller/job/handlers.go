@@ -49,7 +49,7 @@ func managedByOther(job *batch.Job) string {
 	return ""
 }
 
-func (c *Controller) addJob(logger klog.Logger, obj interface{}) {
+func (c *Controller) addJob(logger klog.Logger, obj any) {
 	job, ok := obj.(*batch.Job)
 	if !ok {
 		return
@@ -60,7 +60,7 @@ func (c *Controller) addJob(logger klog.Logger, obj interface{}) {
 	}
 }
 
-func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj any) {
 	oldJob, ok1 := oldObj.(*batch.Job)
 	cur, ok2 := newObj.(*batch.Job)
 	if !ok1 || !ok2 {
@@ -98,7 +98,7 @@ func (c *Controller) updateJob(logger klog.Logger, oldObj, newObj interface{}) {
 
 // deleteJob syncs the deleted Job (which forgets it) and frees the pods
 // still holding its tracking finalizer.
-func (c *Controller) deleteJob(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteJob(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -164,7 +164,7 @@ func (c *Controller) ownerOf(pod *v1.Pod, ref *metav1.OwnerReference) *batch.Job
 
 // addPod counts an expected creation and wakes the pod's Job or, for an
 // orphan, every Job that might adopt it.
-func (c *Controller) addPod(logger klog.Logger, obj interface{}) {
+func (c *Controller) addPod(logger klog.Logger, obj any) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return
@@ -196,7 +196,7 @@ func (c *Controller) addPod(logger klog.Logger, obj interface{}) {
 
 // updatePod wakes the Jobs a pod change concerns and records observed
 // finalizer removals.
-func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 	oldPod, ok1 := oldObj.(*v1.Pod)
 	cur, ok2 := newObj.(*v1.Pod)
 	if !ok1 || !ok2 {
@@ -249,7 +249,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
 
 // deletePod counts an expected deletion and wakes the pod's Job. final is
 // false when the pod only started terminating. obj may be a tombstone.
-func (c *Controller) deletePod(logger klog.Logger, obj interface{}, final bool) {
+func (c *Controller) deletePod(logger klog.Logger, obj any, final bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

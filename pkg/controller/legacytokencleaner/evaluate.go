@@ -121,10 +121,10 @@ func isUnused(s *v1.Secret, createdCutoff time.Time, usedCutoff string) (bool, e
 func (c *Controller) markInvalid(ctx context.Context, s *v1.Secret, today string) {
 	logger := klog.FromContext(ctx)
 	logger.Info("Mark the auto-generated service account token as invalid", "invalidSince", today, "secret", klog.KObj(s))
-	patch, err := json.Marshal(map[string]interface{}{
+	patch, err := json.Marshal(map[string]any{
 		"kind":       "Secret",
 		"apiVersion": "v1",
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":      s.Name,
 			"namespace": s.Namespace,
 			"uid":       s.UID,

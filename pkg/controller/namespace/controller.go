@@ -93,8 +93,8 @@ func newController(ctx context.Context, name string, d *deleter, informer corein
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := informer.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.enqueue(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.enqueue(logger, obj) },
+		AddFunc:    func(obj any) { c.enqueue(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.enqueue(logger, obj) },
 	}, resync)
 	if err != nil {
 		return nil, fmt.Errorf("adding Namespace event handler: %w", err)
@@ -128,7 +128,7 @@ func (c *Controller) Run(ctx context.Context) {
 
 // enqueue queues namespaces that are being deleted, after
 // deletionGracePeriod.
-func (c *Controller) enqueue(logger klog.Logger, obj interface{}) {
+func (c *Controller) enqueue(logger klog.Logger, obj any) {
 	ns, ok := obj.(*v1.Namespace)
 	if !ok || ns.DeletionTimestamp.IsZero() {
 		return

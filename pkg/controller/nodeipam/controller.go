@@ -150,7 +150,7 @@ func (c *Controller) occupyExisting(ctx context.Context) {
 	}
 }
 
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
@@ -162,7 +162,7 @@ func (c *Controller) enqueue(obj interface{}) {
 // nodeUpdated enqueues a Node that may need work: one without CIDRs, one
 // whose CIDRs changed, or a new Node of the same name. Heartbeats and
 // resyncs of Nodes that hold their CIDRs need none.
-func (c *Controller) nodeUpdated(oldObj, newObj interface{}) {
+func (c *Controller) nodeUpdated(oldObj, newObj any) {
 	oldNode, ok1 := oldObj.(*v1.Node)
 	newNode, ok2 := newObj.(*v1.Node)
 	if !ok1 || !ok2 {

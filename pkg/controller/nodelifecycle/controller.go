@@ -172,7 +172,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	podReg, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.podBound(nil, obj) },
+		AddFunc:    func(obj any) { c.podBound(nil, obj) },
 		UpdateFunc: c.podBound,
 	})
 	if err != nil {
@@ -180,8 +180,8 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	nodeReg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNode,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueNode(obj) },
-		DeleteFunc: func(obj interface{}) { c.nodeDeleted(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueNode(obj) },
+		DeleteFunc: func(obj any) { c.nodeDeleted(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Node event handler: %w", err)
@@ -197,7 +197,7 @@ func (c *Controller) Name() string { return c.name }
 // now is the controller's clock, as an API time.
 func (c *Controller) now() metav1.Time { return metav1.NewTime(c.clock.Now()) }
 
-func (c *Controller) enqueueNode(obj interface{}) {
+func (c *Controller) enqueueNode(obj any) {
 	if node, ok := obj.(*v1.Node); ok {
 		c.nodeQueue.Add(node.Name)
 	}
@@ -205,7 +205,7 @@ func (c *Controller) enqueueNode(obj interface{}) {
 
 // nodeDeleted forgets a deleted node's pending pod retries; the next
 // monitor pass does the rest.
-func (c *Controller) nodeDeleted(logger klog.Logger, obj interface{}) {
+func (c *Controller) nodeDeleted(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

@@ -18,7 +18,7 @@ import (
 // its spec.nodeName set), so that it is marked not ready if that node is not
 // Ready: the monitor pass only marks the Pods present when the node's Ready
 // condition changes.
-func (c *Controller) podBound(oldObj, newObj interface{}) {
+func (c *Controller) podBound(oldObj, newObj any) {
 	pod, ok := newObj.(*v1.Pod)
 	if !ok || pod.Spec.NodeName == "" {
 		return

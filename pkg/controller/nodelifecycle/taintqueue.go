@@ -27,11 +27,11 @@ type queuedNode struct {
 // nodeHeap orders queued nodes by processAt, earliest first.
 type nodeHeap []*queuedNode
 
-func (h nodeHeap) Len() int            { return len(h) }
-func (h nodeHeap) Less(i, j int) bool  { return h[i].processAt.Before(h[j].processAt) }
-func (h nodeHeap) Swap(i, j int)       { h[i], h[j] = h[j], h[i] }
-func (h *nodeHeap) Push(x interface{}) { *h = append(*h, x.(*queuedNode)) }
-func (h *nodeHeap) Pop() interface{} {
+func (h nodeHeap) Len() int           { return len(h) }
+func (h nodeHeap) Less(i, j int) bool { return h[i].processAt.Before(h[j].processAt) }
+func (h nodeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *nodeHeap) Push(x any)        { *h = append(*h, x.(*queuedNode)) }
+func (h *nodeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

@@ -25,7 +25,7 @@ type volumeIndex struct {
 }
 
 func newVolumeIndex() *volumeIndex {
-	return &volumeIndex{store: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{accessModesIndex: func(obj interface{}) ([]string, error) {
+	return &volumeIndex{store: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{accessModesIndex: func(obj any) ([]string, error) {
 		pv, ok := obj.(*v1.PersistentVolume)
 		if !ok {
 			return []string{""}, fmt.Errorf("object is not a persistent volume: %v", obj)
@@ -153,7 +153,7 @@ func (c *Controller) storeClaim(claim *v1.PersistentVolumeClaim) (bool, error) {
 
 // storeIfNewer puts obj into store unless the store holds a newer
 // resourceVersion of it. It reports whether it stored obj.
-func storeIfNewer(store cache.Store, obj interface{}, kind string) (bool, error) {
+func storeIfNewer(store cache.Store, obj any, kind string) (bool, error) {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return false, err

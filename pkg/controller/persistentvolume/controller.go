@@ -198,7 +198,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	}
 	logger := klog.FromContext(ctx)
 	enqueue := func(q workqueue.TypedInterface[string]) cache.ResourceEventHandlerFuncs {
-		add := func(obj interface{}) {
+		add := func(obj any) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if err != nil {
 				logger.Error(err, "Failed to get key from object")
@@ -208,7 +208,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		}
 		return cache.ResourceEventHandlerFuncs{
 			AddFunc:    add,
-			UpdateFunc: func(_, obj interface{}) { add(obj) },
+			UpdateFunc: func(_, obj any) { add(obj) },
 			DeleteFunc: add,
 		}
 	}

@@ -149,9 +149,9 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	// The handler's resync, every sync period, keeps each HPA's key coming
 	// back even when a sync's own re-add was lost (upstream's rule).
 	reg, err := hpaInformer.AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addHPA(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateHPA(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteHPA(logger, obj) },
+		AddFunc:    func(obj any) { c.addHPA(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateHPA(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deleteHPA(logger, obj) },
 	}, cfg.SyncPeriod)
 	if err != nil {
 		return nil, fmt.Errorf("adding HorizontalPodAutoscaler event handler: %w", err)

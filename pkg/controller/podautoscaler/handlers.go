@@ -11,7 +11,7 @@ import (
 
 // addHPA registers a new HPA in the selector store (selecting nothing
 // until its first sync knows the target's selector) and syncs it at once.
-func (c *Controller) addHPA(logger klog.Logger, obj interface{}) {
+func (c *Controller) addHPA(logger klog.Logger, obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Couldn't get key for object", "object", obj)
@@ -27,7 +27,7 @@ func (c *Controller) addHPA(logger klog.Logger, obj interface{}) {
 // updateHPA syncs at once after a spec change (a new generation, with
 // HPAGeneration) and otherwise waits out the sync period: the
 // controller's own status writes must not cause a sync each.
-func (c *Controller) updateHPA(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateHPA(logger klog.Logger, oldObj, newObj any) {
 	oldHPA, okOld := oldObj.(*autoscalingv2.HorizontalPodAutoscaler)
 	newHPA, okNew := newObj.(*autoscalingv2.HorizontalPodAutoscaler)
 	if okOld && okNew && c.observedGeneration && oldHPA.Generation != newHPA.Generation {
@@ -44,7 +44,7 @@ func (c *Controller) updateHPA(logger klog.Logger, oldObj, newObj interface{}) {
 
 // deleteHPA forgets the HPA's selector and recorded writes; its sync
 // forgets the rest.
-func (c *Controller) deleteHPA(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteHPA(logger klog.Logger, obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Couldn't get key for object", "object", obj)

@@ -76,7 +76,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		),
 	}
 	logger := klog.FromContext(ctx)
-	enqueue := func(obj interface{}) {
+	enqueue := func(obj any) {
 		key, err := cache.MetaNamespaceKeyFunc(obj)
 		if err != nil {
 			logger.Error(err, "Cannot queue PodCertificateRequest")

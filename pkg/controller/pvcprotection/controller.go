@@ -116,16 +116,16 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("adding the pod-pvc index: %w", err)
 	}
 	pvcReg, err := cfg.PVCInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.pvcChanged(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.pvcChanged(logger, obj) },
+		AddFunc:    func(obj any) { c.pvcChanged(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.pvcChanged(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("could not add PVC event handler: %w", err)
 	}
 	podReg, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.podChanged(logger, nil, obj, false) },
-		UpdateFunc: func(old, obj interface{}) { c.podChanged(logger, old, obj, false) },
-		DeleteFunc: func(obj interface{}) { c.podChanged(logger, nil, obj, true) },
+		AddFunc:    func(obj any) { c.podChanged(logger, nil, obj, false) },
+		UpdateFunc: func(old, obj any) { c.podChanged(logger, old, obj, false) },
+		DeleteFunc: func(obj any) { c.podChanged(logger, nil, obj, true) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("could not add Pod event handler: %w", err)

@@ -15,7 +15,7 @@ import (
 // pvcChanged queues a claim that needs the finalizer or may lose it at
 // once, and a bound claim that only lacks its Unused condition at the end
 // of the current unusedWindow (see there).
-func (c *Controller) pvcChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) pvcChanged(logger klog.Logger, obj any) {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "PVC informer returned non-PVC object", "type", fmt.Sprintf("%T", obj))
@@ -39,7 +39,7 @@ func (c *Controller) untilWindowEnds() time.Duration {
 // podChanged queues the claims of a pod that may have stopped (or, for the
 // Unused condition, started) using them. An update that replaced a pod by
 // another of the same name queues the old pod's claims too.
-func (c *Controller) podChanged(logger klog.Logger, old, obj interface{}, deleted bool) {
+func (c *Controller) podChanged(logger klog.Logger, old, obj any, deleted bool) {
 	pod := asPod(logger, obj)
 	if pod == nil {
 		return
@@ -61,7 +61,7 @@ func (c *Controller) enqueueClaims(pod *v1.Pod, deleted bool) {
 	}
 }
 
-func asPod(logger klog.Logger, obj interface{}) *v1.Pod {
+func asPod(logger klog.Logger, obj any) *v1.Pod {
 	if obj == nil {
 		return nil
 	}

@@ -60,8 +60,8 @@ func NewController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := pvInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.pvChanged(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.pvChanged(logger, obj) },
+		AddFunc:    func(obj any) { c.pvChanged(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.pvChanged(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("could not add PV event handler: %w", err)
@@ -84,7 +84,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // pvChanged queues a volume that needs the finalizer or may lose it.
-func (c *Controller) pvChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) pvChanged(logger klog.Logger, obj any) {
 	pv, ok := obj.(*v1.PersistentVolume)
 	if !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "PV informer returned non-PV object", "type", fmt.Sprintf("%T", obj))

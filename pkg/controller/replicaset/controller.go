@@ -224,17 +224,17 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	// Owners keep the factory's resync, as upstream: a periodic full
 	// status check. Pod resyncs carry nothing new (same resourceVersion).
 	ownerReg, err := ownerInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addOwner(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updateOwner(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deleteOwner(logger, obj) },
+		AddFunc:    func(obj any) { c.addOwner(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateOwner(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deleteOwner(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding %s event handler: %w", cfg.Kind.Kind, err)
 	}
 	podReg, err := podInformer.AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.addPod(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) { c.updatePod(logger, oldObj, newObj) },
-		DeleteFunc: func(obj interface{}) { c.deletePod(logger, obj) },
+		AddFunc:    func(obj any) { c.addPod(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updatePod(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.deletePod(logger, obj) },
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("adding Pod event handler: %w", err)

@@ -35,7 +35,7 @@ func podKey(pod *v1.Pod) string {
 	return pod.Namespace + "/" + pod.Name
 }
 
-func (c *Controller) addOwner(logger klog.Logger, obj interface{}) {
+func (c *Controller) addOwner(logger klog.Logger, obj any) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Unexpected object in add event", "kind", c.kind.Kind)
@@ -45,7 +45,7 @@ func (c *Controller) addOwner(logger klog.Logger, obj interface{}) {
 	c.enqueue(m)
 }
 
-func (c *Controller) updateOwner(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updateOwner(logger klog.Logger, oldObj, newObj any) {
 	oldM, err1 := meta.Accessor(oldObj)
 	newM, err2 := meta.Accessor(newObj)
 	if err1 != nil || err2 != nil {
@@ -78,7 +78,7 @@ func statusOnlyChange(oldM, newM metav1.Object) bool {
 		reflect.DeepEqual(oldM.GetOwnerReferences(), newM.GetOwnerReferences())
 }
 
-func (c *Controller) deleteOwner(logger klog.Logger, obj interface{}) {
+func (c *Controller) deleteOwner(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -111,7 +111,7 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 
 // addPod counts an expected creation and wakes the pod's owner, or, for an
 // orphan, every owner that might adopt it.
-func (c *Controller) addPod(logger klog.Logger, obj interface{}) {
+func (c *Controller) addPod(logger klog.Logger, obj any) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok {
 		return
@@ -146,7 +146,7 @@ func (c *Controller) addPod(logger klog.Logger, obj interface{}) {
 // updatePod wakes the owners a pod change concerns: a pod being deleted
 // counts as deleted; a change of controllerRef wakes the old owner too; an
 // orphan whose labels changed wakes the owners that might adopt it.
-func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj interface{}) {
+func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 	oldPod, ok1 := oldObj.(*v1.Pod)
 	curPod, ok2 := newObj.(*v1.Pod)
 	if !ok1 || !ok2 || curPod.ResourceVersion == oldPod.ResourceVersion {
@@ -249,7 +249,7 @@ func (c *Controller) completes(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool
 
 // deletePod counts an expected deletion and wakes the pod's owner. obj may
 // be a tombstone, whose pod may be stale.
-func (c *Controller) deletePod(logger klog.Logger, obj interface{}) {
+func (c *Controller) deletePod(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

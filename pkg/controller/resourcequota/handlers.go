@@ -14,8 +14,8 @@ import (
 // whole namespace, and admission keeps status.used current itself.
 func (c *Controller) quotaHandlers(logger klog.Logger) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { c.addQuota(logger, obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) {
+		AddFunc: func(obj any) { c.addQuota(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) {
 			oldQuota, ok1 := oldObj.(*corev1.ResourceQuota)
 			newQuota, ok2 := newObj.(*corev1.ResourceQuota)
 			if !ok1 || !ok2 || quota.Equals(oldQuota.Spec.Hard, newQuota.Spec.Hard) {
@@ -23,14 +23,14 @@ func (c *Controller) quotaHandlers(logger klog.Logger) cache.ResourceEventHandle
 			}
 			c.addQuota(logger, newQuota)
 		},
-		DeleteFunc: func(obj interface{}) { c.enqueue(logger, c.queue, obj) },
+		DeleteFunc: func(obj any) { c.enqueue(logger, c.queue, obj) },
 	}
 }
 
 // addQuota queues a quota whose status lacks its spec's limits, or the
 // usage of a limit some evaluator measures, on the priority queue, any
 // other on the primary queue.
-func (c *Controller) addQuota(logger klog.Logger, obj interface{}) {
+func (c *Controller) addQuota(logger klog.Logger, obj any) {
 	q, ok := obj.(*corev1.ResourceQuota)
 	if !ok {
 		return
@@ -61,7 +61,7 @@ func (c *Controller) missingUsage(q *corev1.ResourceQuota) bool {
 
 type adder interface{ Add(string) }
 
-func (c *Controller) enqueue(logger klog.Logger, q adder, obj interface{}) {
+func (c *Controller) enqueue(logger klog.Logger, q adder, obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		logger.Error(err, "Couldn't get key", "object", obj)

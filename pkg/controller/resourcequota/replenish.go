@@ -22,12 +22,12 @@ func (c *Controller) monitorHandler(r schema.GroupVersionResource) (cache.Resour
 		logger.V(2).Info("QuotaMonitor created object count evaluator", "resource", gr)
 	}
 	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, newObj interface{}) {
+		UpdateFunc: func(oldObj, newObj any) {
 			if evaluator.ReplenishOnUpdate(gr, oldObj, newObj, c.clock.Now(), c.features) {
 				c.replenish(logger, gr, newObj)
 			}
 		},
-		DeleteFunc: func(obj interface{}) {
+		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
@@ -38,7 +38,7 @@ func (c *Controller) monitorHandler(r schema.GroupVersionResource) (cache.Resour
 
 // replenish queues the quotas of obj's namespace whose limits gr's
 // evaluator measures.
-func (c *Controller) replenish(logger klog.Logger, gr schema.GroupResource, obj interface{}) {
+func (c *Controller) replenish(logger klog.Logger, gr schema.GroupResource, obj any) {
 	e := c.registry.Get(gr)
 	if e == nil {
 		return

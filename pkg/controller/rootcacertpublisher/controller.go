@@ -86,15 +86,15 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	logger := klog.FromContext(ctx)
 
 	cmReg, err := cmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, newObj interface{}) { c.configMapChanged(logger, newObj) },
-		DeleteFunc: func(obj interface{}) { c.configMapChanged(logger, obj) },
+		UpdateFunc: func(_, newObj any) { c.configMapChanged(logger, newObj) },
+		DeleteFunc: func(obj any) { c.configMapChanged(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ConfigMap event handler: %w", err)
 	}
 	nsReg, err := nsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.namespaceAdded,
-		UpdateFunc: func(_, newObj interface{}) { c.namespaceUpdated(newObj) },
+		UpdateFunc: func(_, newObj any) { c.namespaceUpdated(newObj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Namespace event handler: %w", err)
@@ -119,7 +119,7 @@ func (c *Controller) Run(ctx context.Context) {
 
 // configMapChanged queues the namespace of an updated or deleted
 // kube-root-ca.crt ConfigMap.
-func (c *Controller) configMapChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) configMapChanged(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -133,7 +133,7 @@ func (c *Controller) configMapChanged(logger klog.Logger, obj interface{}) {
 	}
 }
 
-func (c *Controller) namespaceAdded(obj interface{}) {
+func (c *Controller) namespaceAdded(obj any) {
 	if ns, ok := obj.(*v1.Namespace); ok {
 		c.queue.Add(ns.Name)
 	}
@@ -141,7 +141,7 @@ func (c *Controller) namespaceAdded(obj interface{}) {
 
 // namespaceUpdated queues active namespaces only: nothing can be created in
 // a terminating one.
-func (c *Controller) namespaceUpdated(obj interface{}) {
+func (c *Controller) namespaceUpdated(obj any) {
 	if ns, ok := obj.(*v1.Namespace); ok && ns.Status.Phase == v1.NamespaceActive {
 		c.queue.Add(ns.Name)
 	}

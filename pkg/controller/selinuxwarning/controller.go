@@ -109,12 +109,12 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 	}{
 		{podInformer, cache.ResourceEventHandlerFuncs{AddFunc: c.enqueuePod, UpdateFunc: c.updatePod, DeleteFunc: c.enqueuePod}},
 		{cfg.PVCInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { c.addPVC(logger, obj) },
-			UpdateFunc: func(old, cur interface{}) { c.updatePVC(logger, old, cur) },
+			AddFunc:    func(obj any) { c.addPVC(logger, obj) },
+			UpdateFunc: func(old, cur any) { c.updatePVC(logger, old, cur) },
 		}},
 		{cfg.PVInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { c.addPV(logger, obj) },
-			UpdateFunc: func(old, cur interface{}) { c.updatePV(logger, old, cur) },
+			AddFunc:    func(obj any) { c.addPV(logger, obj) },
+			UpdateFunc: func(old, cur any) { c.updatePV(logger, old, cur) },
 		}},
 		{cfg.CSIDriverInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.addCSIDriver,
@@ -147,7 +147,7 @@ func (c *Controller) Run(ctx context.Context) {
 	w.Run(ctx, workers)
 }
 
-func (c *Controller) enqueuePod(obj interface{}) {
+func (c *Controller) enqueuePod(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("couldn't get key for pod %#v: %w", obj, err))
@@ -159,7 +159,7 @@ func (c *Controller) enqueuePod(obj interface{}) {
 // updatePod queues a pod that has just finished: the volumes, labels and
 // policy it is recorded with are immutable, but a finished pod's volumes
 // are unmounted.
-func (c *Controller) updatePod(old, cur interface{}) {
+func (c *Controller) updatePod(old, cur any) {
 	oldPod, ok := old.(*v1.Pod)
 	if !ok {
 		return
@@ -174,14 +174,14 @@ func (c *Controller) updatePod(old, cur interface{}) {
 }
 
 // addPVC queues the pods of a claim that is bound.
-func (c *Controller) addPVC(logger klog.Logger, obj interface{}) {
+func (c *Controller) addPVC(logger klog.Logger, obj any) {
 	if pvc, ok := obj.(*v1.PersistentVolumeClaim); ok && pvc.Spec.VolumeName != "" {
 		c.enqueueClaimPods(logger, pvc.Namespace, pvc.Name)
 	}
 }
 
 // updatePVC queues the pods of a claim whose volume changed.
-func (c *Controller) updatePVC(logger klog.Logger, old, cur interface{}) {
+func (c *Controller) updatePVC(logger klog.Logger, old, cur any) {
 	oldPVC, ok := old.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return
@@ -192,7 +192,7 @@ func (c *Controller) updatePVC(logger klog.Logger, old, cur interface{}) {
 }
 
 // addPV queues the pods of the claim a volume is bound to.
-func (c *Controller) addPV(logger klog.Logger, obj interface{}) {
+func (c *Controller) addPV(logger klog.Logger, obj any) {
 	if pv, ok := obj.(*v1.PersistentVolume); ok {
 		if ref := pv.Spec.ClaimRef; ref != nil && ref.UID != "" {
 			c.enqueueClaimPods(logger, ref.Namespace, ref.Name)
@@ -201,7 +201,7 @@ func (c *Controller) addPV(logger klog.Logger, obj interface{}) {
 }
 
 // updatePV queues the pods of the claim a volume was just bound to.
-func (c *Controller) updatePV(logger klog.Logger, old, cur interface{}) {
+func (c *Controller) updatePV(logger klog.Logger, old, cur any) {
 	oldPV, ok := old.(*v1.PersistentVolume)
 	if !ok {
 		return
@@ -235,13 +235,13 @@ func (c *Controller) enqueueClaimPods(logger klog.Logger, namespace, name string
 // volumes are looked at again when it appears, changes it, or goes while
 // it was true.
 
-func (c *Controller) addCSIDriver(obj interface{}) {
+func (c *Controller) addCSIDriver(obj any) {
 	if d, ok := obj.(*storagev1.CSIDriver); ok {
 		c.enqueueDriverPods(d.Name)
 	}
 }
 
-func (c *Controller) updateCSIDriver(old, cur interface{}) {
+func (c *Controller) updateCSIDriver(old, cur any) {
 	oldDriver, ok := old.(*storagev1.CSIDriver)
 	if !ok {
 		return
@@ -252,7 +252,7 @@ func (c *Controller) updateCSIDriver(old, cur interface{}) {
 	}
 }
 
-func (c *Controller) deleteCSIDriver(obj interface{}) {
+func (c *Controller) deleteCSIDriver(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, ctx: ctx, c: c, f: f, recorder: rec}
 }
 
-func (fx *fixture) add(objs ...interface{}) {
+func (fx *fixture) add(objs ...any) {
 	fx.t.Helper()
 	for _, o := range objs {
 		var err error

@@ -74,14 +74,14 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	// Handlers get no periodic resync of their own: namespace adds and
 	// updates and ServiceAccount deletions are all that can call for work.
 	saReg, err := saInformer.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj interface{}) { c.serviceAccountDeleted(logger, obj) },
+		DeleteFunc: func(obj any) { c.serviceAccountDeleted(logger, obj) },
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("adding ServiceAccount event handler: %w", err)
 	}
 	nsReg, err := nsInformer.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNamespace,
-		UpdateFunc: func(_, newObj interface{}) { c.enqueueNamespace(newObj) },
+		UpdateFunc: func(_, newObj any) { c.enqueueNamespace(newObj) },
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("adding Namespace event handler: %w", err)
@@ -104,7 +104,7 @@ func (c *Controller) Run(ctx context.Context) {
 	w.Run(ctx, workers)
 }
 
-func (c *Controller) enqueueNamespace(obj interface{}) {
+func (c *Controller) enqueueNamespace(obj any) {
 	if ns, ok := obj.(*v1.Namespace); ok {
 		c.queue.Add(ns.Name)
 	}
@@ -112,7 +112,7 @@ func (c *Controller) enqueueNamespace(obj interface{}) {
 
 // serviceAccountDeleted queues the namespace of any deleted ServiceAccount,
 // so that a deleted default one is created again.
-func (c *Controller) serviceAccountDeleted(logger klog.Logger, obj interface{}) {
+func (c *Controller) serviceAccountDeleted(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

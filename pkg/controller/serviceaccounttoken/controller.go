@@ -96,9 +96,9 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	logger := klog.FromContext(ctx)
 
 	saReg, err := saInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.serviceAccountChanged(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.serviceAccountChanged(logger, obj) },
-		DeleteFunc: func(obj interface{}) { c.serviceAccountChanged(logger, obj) },
+		AddFunc:    func(obj any) { c.serviceAccountChanged(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.serviceAccountChanged(logger, obj) },
+		DeleteFunc: func(obj any) { c.serviceAccountChanged(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ServiceAccount event handler: %w", err)
@@ -106,9 +106,9 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	secretReg, err := secretInformer.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: isTokenSecret,
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { c.secretChanged(logger, obj) },
-			UpdateFunc: func(_, obj interface{}) { c.secretChanged(logger, obj) },
-			DeleteFunc: func(obj interface{}) { c.secretChanged(logger, obj) },
+			AddFunc:    func(obj any) { c.secretChanged(logger, obj) },
+			UpdateFunc: func(_, obj any) { c.secretChanged(logger, obj) },
+			DeleteFunc: func(obj any) { c.secretChanged(logger, obj) },
 		},
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (c *Controller) Run(ctx context.Context) {
 
 // isTokenSecret lets only kubernetes.io/service-account-token Secrets (and
 // their tombstones) through to the handlers.
-func isTokenSecret(obj interface{}) bool {
+func isTokenSecret(obj any) bool {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -149,7 +149,7 @@ func isTokenSecret(obj interface{}) bool {
 	return ok && s.Type == v1.SecretTypeServiceAccountToken
 }
 
-func (c *Controller) serviceAccountChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) serviceAccountChanged(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -161,7 +161,7 @@ func (c *Controller) serviceAccountChanged(logger klog.Logger, obj interface{}) 
 	c.saQueue.Add(serviceAccountKey(sa))
 }
 
-func (c *Controller) secretChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) secretChanged(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

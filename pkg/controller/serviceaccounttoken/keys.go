@@ -42,7 +42,7 @@ func secretKey(s *v1.Secret) string {
 	})
 }
 
-func encodeKey(k interface{}) string {
+func encodeKey(k any) string {
 	b, _ := json.Marshal(k) // cannot fail: strings only
 	return string(b)
 }

@@ -41,7 +41,7 @@ type Signer struct {
 }
 
 // NewSigner returns a Signer for an *rsa.PrivateKey or *ecdsa.PrivateKey.
-func NewSigner(key interface{}) (*Signer, error) {
+func NewSigner(key any) (*Signer, error) {
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
 		kid, err := KeyID(&k.PublicKey)
@@ -88,7 +88,7 @@ func NewSigner(key interface{}) (*Signer, error) {
 
 // KeyID is upstream's key id: the unpadded base64url SHA-256 of the
 // public key's PKIX DER encoding.
-func KeyID(publicKey interface{}) (string, error) {
+func KeyID(publicKey any) (string, error) {
 	der, err := x509.MarshalPKIXPublicKey(publicKey)
 	if err != nil {
 		return "", fmt.Errorf("failed to serialize public key to DER format: %w", err)
@@ -112,7 +112,7 @@ func (s *Signer) LegacyToken(sa *v1.ServiceAccount, secretName string) (string, 
 	return s.signJSON(claims)
 }
 
-func (s *Signer) signJSON(claims interface{}) (string, error) {
+func (s *Signer) signJSON(claims any) (string, error) {
 	// encoding/json sorts map keys, as go-jose does: the header is
 	// {"alg":…,"kid":…}, like upstream's.
 	header, err := json.Marshal(map[string]string{"alg": s.alg, "kid": s.keyID})

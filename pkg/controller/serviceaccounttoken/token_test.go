@@ -20,7 +20,7 @@ import (
 
 // verify checks token's signature with pub and returns its header and
 // claims.
-func verify(t *testing.T, token string, pub crypto.PublicKey) (header, claims map[string]interface{}) {
+func verify(t *testing.T, token string, pub crypto.PublicKey) (header, claims map[string]any) {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -33,7 +33,7 @@ func verify(t *testing.T, token string, pub crypto.PublicKey) (header, claims ma
 		}
 		return b
 	}
-	for i, out := range []*map[string]interface{}{&header, &claims} {
+	for i, out := range []*map[string]any{&header, &claims} {
 		if err := json.Unmarshal(dec(parts[i]), out); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestLegacyToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantHeader := map[string]interface{}{"alg": alg, "kid": kid}
+			wantHeader := map[string]any{"alg": alg, "kid": kid}
 			if len(header) != 2 || header["alg"] != alg || header["kid"] != kid {
 				t.Errorf("header = %v, want %v", header, wantHeader)
 			}

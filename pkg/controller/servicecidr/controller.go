@@ -92,8 +92,8 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	cidrReg, err := cidrs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.onServiceCIDRAdd(logger, obj) },
-		UpdateFunc: func(_, newObj interface{}) { c.onServiceCIDRChange(newObj) },
+		AddFunc:    func(obj any) { c.onServiceCIDRAdd(logger, obj) },
+		UpdateFunc: func(_, newObj any) { c.onServiceCIDRChange(newObj) },
 		DeleteFunc: c.onServiceCIDRChange,
 	})
 	if err != nil {

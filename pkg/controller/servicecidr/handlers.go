@@ -13,7 +13,7 @@ import (
 // onServiceCIDRAdd enqueues a new ServiceCIDR and every ServiceCIDR it
 // overlaps: a deletion blocked on them may now be unblocked, as the new
 // one may contain their addresses.
-func (c *Controller) onServiceCIDRAdd(logger klog.Logger, obj interface{}) {
+func (c *Controller) onServiceCIDRAdd(logger klog.Logger, obj any) {
 	cidr, ok := obj.(*networking.ServiceCIDR)
 	if !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "Unexpected object in ServiceCIDR event", "type", fmt.Sprintf("%T", obj))
@@ -26,7 +26,7 @@ func (c *Controller) onServiceCIDRAdd(logger klog.Logger, obj interface{}) {
 }
 
 // onServiceCIDRChange enqueues an updated or deleted ServiceCIDR.
-func (c *Controller) onServiceCIDRChange(obj interface{}) {
+func (c *Controller) onServiceCIDRChange(obj any) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		c.queue.Add(key)
 	}
@@ -34,7 +34,7 @@ func (c *Controller) onServiceCIDRChange(obj interface{}) {
 
 // onIPAddress enqueues the ServiceCIDRs holding an allocated or released
 // address: it may block or unblock their deletion.
-func (c *Controller) onIPAddress(obj interface{}) {
+func (c *Controller) onIPAddress(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

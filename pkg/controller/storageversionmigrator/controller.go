@@ -133,7 +133,7 @@ func newController(name string, client kubernetes.Interface, dyn dynamic.Interfa
 	}
 	reg, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, newObj interface{}) { c.enqueue(newObj) },
+		UpdateFunc: func(_, newObj any) { c.enqueue(newObj) },
 		// A deleted migration may unblock the next one of its resource.
 		DeleteFunc: c.enqueueRunner,
 	})
@@ -172,7 +172,7 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	svm, ok := obj.(*svmv1.StorageVersionMigration)
 	if !ok {
 		return
@@ -182,7 +182,7 @@ func (c *Controller) enqueue(obj interface{}) {
 	c.migrateQueue.Add(svm.Name)
 }
 
-func (c *Controller) enqueueRunner(obj interface{}) {
+func (c *Controller) enqueueRunner(obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}

@@ -234,15 +234,15 @@ func TestMigration(t *testing.T) {
 			t.Errorf("unexpected action %v", a)
 			continue
 		}
-		var body map[string]interface{}
+		var body map[string]any
 		if err := json.Unmarshal(p.GetPatch(), &body); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]interface{}{"apiVersion": "example.com/v2", "kind": "Widget"}
+		want := map[string]any{"apiVersion": "example.com/v2", "kind": "Widget"}
 		if body["apiVersion"] != want["apiVersion"] || body["kind"] != want["kind"] || p.GetPatchType() != "application/merge-patch+json" {
 			t.Errorf("patch %s %s: %s", p.GetPatchType(), p.GetName(), p.GetPatch())
 		}
-		patched = append(patched, p.GetNamespace()+"/"+p.GetName()+"@"+body["metadata"].(map[string]interface{})["resourceVersion"].(string))
+		patched = append(patched, p.GetNamespace()+"/"+p.GetName()+"@"+body["metadata"].(map[string]any)["resourceVersion"].(string))
 	}
 	if got := strings.Join(patched, ","); got != "a/w1@5,b/w2@10" {
 		t.Errorf("patched %s, want a/w1@5,b/w2@10", got)

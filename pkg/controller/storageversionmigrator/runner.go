@@ -152,19 +152,19 @@ func (c *Controller) applyCRDCondition(ctx context.Context, name string, status 
 			return err
 		}
 		message := msg
-		var stored []interface{}
+		var stored []any
 		if updateStoredVersions {
 			if observedCurrentGeneration(crd) {
 				message += " and the stored versions have been updated"
 				if v := storageVersion(crd); v != "" {
-					stored = []interface{}{v}
+					stored = []any{v}
 				}
 			} else {
 				message += " but the stored versions have not been updated due to a generation mismatch"
 			}
 		}
-		crdStatus := map[string]interface{}{
-			"conditions": []interface{}{map[string]interface{}{
+		crdStatus := map[string]any{
+			"conditions": []any{map[string]any{
 				"type":               storageMigrating,
 				"status":             string(status),
 				"lastTransitionTime": c.clock.Now().UTC().Format(time.RFC3339),
@@ -176,10 +176,10 @@ func (c *Controller) applyCRDCondition(ctx context.Context, name string, status 
 		if stored != nil {
 			crdStatus["storedVersions"] = stored
 		}
-		apply := &unstructured.Unstructured{Object: map[string]interface{}{
+		apply := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1",
 			"kind":       "CustomResourceDefinition",
-			"metadata":   map[string]interface{}{"name": name, "resourceVersion": crd.GetResourceVersion()},
+			"metadata":   map[string]any{"name": name, "resourceVersion": crd.GetResourceVersion()},
 			"status":     crdStatus,
 		}}
 		_, err = c.dynamic.Resource(crdResource).ApplyStatus(ctx, name, apply, metav1.ApplyOptions{FieldManager: runnerFieldManager, Force: true})
@@ -193,7 +193,7 @@ func (c *Controller) applyCRDCondition(ctx context.Context, name string, status 
 func observedCurrentGeneration(crd *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 	for _, cond := range conds {
-		m, ok := cond.(map[string]interface{})
+		m, ok := cond.(map[string]any)
 		if !ok || m["type"] != storageMigrating {
 			continue
 		}
@@ -207,7 +207,7 @@ func observedCurrentGeneration(crd *unstructured.Unstructured) bool {
 func storageVersion(crd *unstructured.Unstructured) string {
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	for _, v := range versions {
-		m, ok := v.(map[string]interface{})
+		m, ok := v.(map[string]any)
 		if !ok {
 			continue
 		}

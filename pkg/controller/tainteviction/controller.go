@@ -110,7 +110,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	podReg, err := podInformer.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.addPod,
 		UpdateFunc: c.updatePod,
-		DeleteFunc: func(obj interface{}) { c.deletePod(logger, obj) },
+		DeleteFunc: func(obj any) { c.deletePod(logger, obj) },
 	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("adding Pod event handler: %w", err)
@@ -132,7 +132,7 @@ func addNodeNameIndex(informer cache.SharedIndexInformer) error {
 	if _, ok := informer.GetIndexer().GetIndexers()[nodeNameIndex]; ok {
 		return nil
 	}
-	return informer.AddIndexers(cache.Indexers{nodeNameIndex: func(obj interface{}) ([]string, error) {
+	return informer.AddIndexers(cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
 		if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
 			return []string{pod.Spec.NodeName}, nil
 		}

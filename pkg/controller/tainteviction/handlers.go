@@ -12,13 +12,13 @@ import (
 // A pod matters when it is bound; its eviction depends on its node and its
 // tolerations only, so other updates are ignored.
 
-func (c *Controller) addPod(obj interface{}) {
+func (c *Controller) addPod(obj any) {
 	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
 		c.enqueuePod(pod)
 	}
 }
 
-func (c *Controller) updatePod(oldObj, newObj interface{}) {
+func (c *Controller) updatePod(oldObj, newObj any) {
 	oldPod, ok1 := oldObj.(*v1.Pod)
 	newPod, ok2 := newObj.(*v1.Pod)
 	if !ok1 || !ok2 {
@@ -32,7 +32,7 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 }
 
 // deletePod queues a deleted pod so that its pending eviction is cancelled.
-func (c *Controller) deletePod(logger klog.Logger, obj interface{}) {
+func (c *Controller) deletePod(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -52,13 +52,13 @@ func (c *Controller) enqueuePod(pod *v1.Pod) {
 // cancels what its pods had pending; updates only when the NoExecute taints
 // change. A deleted node needs nothing: its pods' pending evictions go ahead.
 
-func (c *Controller) addNode(obj interface{}) {
+func (c *Controller) addNode(obj any) {
 	if node, ok := obj.(*v1.Node); ok {
 		c.nodeQueue.Add(node.Name)
 	}
 }
 
-func (c *Controller) updateNode(oldObj, newObj interface{}) {
+func (c *Controller) updateNode(oldObj, newObj any) {
 	oldNode, ok1 := oldObj.(*v1.Node)
 	newNode, ok2 := newObj.(*v1.Node)
 	if !ok1 || !ok2 {

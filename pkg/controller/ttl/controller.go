@@ -72,9 +72,9 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.nodeAdded(logger, obj) },
-		UpdateFunc: func(_, newObj interface{}) { c.enqueue(newObj) },
-		DeleteFunc: func(obj interface{}) { c.nodeDeleted(logger, obj) },
+		AddFunc:    func(obj any) { c.nodeAdded(logger, obj) },
+		UpdateFunc: func(_, newObj any) { c.enqueue(newObj) },
+		DeleteFunc: func(obj any) { c.nodeDeleted(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Node event handler: %w", err)
@@ -97,7 +97,7 @@ func (c *Controller) Run(ctx context.Context) {
 	w.Run(ctx, workers)
 }
 
-func (c *Controller) nodeAdded(logger klog.Logger, obj interface{}) {
+func (c *Controller) nodeAdded(logger klog.Logger, obj any) {
 	if _, ok := obj.(*v1.Node); !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "Unexpected object type passed to addNode", "type", fmt.Sprintf("%T", obj))
 		return
@@ -108,7 +108,7 @@ func (c *Controller) nodeAdded(logger klog.Logger, obj interface{}) {
 	c.enqueue(obj)
 }
 
-func (c *Controller) nodeDeleted(logger klog.Logger, obj interface{}) {
+func (c *Controller) nodeDeleted(logger klog.Logger, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -140,7 +140,7 @@ func (c *Controller) enqueueAll(logger klog.Logger) {
 	}
 }
 
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	if n, ok := obj.(*v1.Node); ok {
 		c.queue.Add(n.Name)
 	}

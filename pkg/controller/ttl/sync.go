@@ -60,8 +60,8 @@ func annotationTTL(logger klog.Logger, node *v1.Node) (int, bool) {
 // annotationPatch is the patch setting the TTL annotation, the same one
 // upstream computes as a two-way merge of the node before and after.
 func annotationPatch(ttlSeconds int) ([]byte, error) {
-	return json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{
 			"annotations": map[string]string{v1.ObjectTTLAnnotationKey: strconv.Itoa(ttlSeconds)},
 		},
 	})

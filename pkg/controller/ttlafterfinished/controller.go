@@ -77,8 +77,8 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.enqueueJob(logger, obj) },
-		UpdateFunc: func(_, newObj interface{}) { c.enqueueJob(logger, newObj) },
+		AddFunc:    func(obj any) { c.enqueueJob(logger, obj) },
+		UpdateFunc: func(_, newObj any) { c.enqueueJob(logger, newObj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding Job event handler: %w", err)
@@ -102,7 +102,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // enqueueJob queues finished Jobs with a TTL that are not being deleted.
-func (c *Controller) enqueueJob(logger klog.Logger, obj interface{}) {
+func (c *Controller) enqueueJob(logger klog.Logger, obj any) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok || job.DeletionTimestamp != nil || !needsCleanup(job) {
 		return

@@ -80,8 +80,8 @@ func NewController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	vacReg, err := vacInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.vacChanged(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { c.vacChanged(logger, obj) },
+		AddFunc:    func(obj any) { c.vacChanged(logger, obj) },
+		UpdateFunc: func(_, obj any) { c.vacChanged(logger, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to add event handler to VAC informer: %w", err)
@@ -111,7 +111,7 @@ func (c *Controller) Run(ctx context.Context) {
 	w.Run(ctx, workers)
 }
 
-func (c *Controller) vacChanged(logger klog.Logger, obj interface{}) {
+func (c *Controller) vacChanged(logger klog.Logger, obj any) {
 	vac, ok := obj.(*storagev1.VolumeAttributesClass)
 	if !ok {
 		utilruntime.HandleErrorWithLogger(logger, nil, "VAC informer returned non-VAC object", "type", fmt.Sprintf("%T", obj))
@@ -125,14 +125,14 @@ func (c *Controller) vacChanged(logger klog.Logger, obj interface{}) {
 
 // referrerHandler queues the classes a volume or claim stopped naming: by
 // an update that dropped them, or by its deletion.
-func referrerHandler(q workqueue.TypedInterface[string], classes func(obj interface{}) []string) cache.ResourceEventHandler {
+func referrerHandler(q workqueue.TypedInterface[string], classes func(obj any) []string) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(old, obj interface{}) {
+		UpdateFunc: func(old, obj any) {
 			for _, n := range sets.List(sets.New(classes(old)...).Delete(classes(obj)...)) {
 				q.Add(n)
 			}
 		},
-		DeleteFunc: func(obj interface{}) {
+		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
@@ -144,7 +144,7 @@ func referrerHandler(q workqueue.TypedInterface[string], classes func(obj interf
 }
 
 // pvcClasses are the classes a claim names in its spec and status.
-func pvcClasses(obj interface{}) []string {
+func pvcClasses(obj any) []string {
 	pvc, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return nil
@@ -163,7 +163,7 @@ func pvcClasses(obj interface{}) []string {
 }
 
 // pvClasses is the class a volume names in its spec.
-func pvClasses(obj interface{}) []string {
+func pvClasses(obj any) []string {
 	pv, ok := obj.(*v1.PersistentVolume)
 	if !ok || pv.Spec.VolumeAttributesClassName == nil || *pv.Spec.VolumeAttributesClassName == "" {
 		return nil
@@ -171,9 +171,9 @@ func pvClasses(obj interface{}) []string {
 	return []string{*pv.Spec.VolumeAttributesClassName}
 }
 
-func addIndex(inf cache.SharedIndexInformer, classes func(obj interface{}) []string) error {
+func addIndex(inf cache.SharedIndexInformer, classes func(obj any) []string) error {
 	if _, ok := inf.GetIndexer().GetIndexers()[classIndex]; ok {
 		return nil
 	}
-	return inf.AddIndexers(cache.Indexers{classIndex: func(obj interface{}) ([]string, error) { return classes(obj), nil }})
+	return inf.AddIndexers(cache.Indexers{classIndex: func(obj any) ([]string, error) { return classes(obj), nil }})
 }

@@ -43,7 +43,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 // inUse reports whether a cached volume or claim names the class.
 func (c *Controller) inUse(name string) (bool, error) {
 	for _, idx := range []interface {
-		ByIndex(string, string) ([]interface{}, error)
+		ByIndex(string, string) ([]any, error)
 	}{c.pvIndexer, c.pvcIndexer} {
 		objs, err := idx.ByIndex(classIndex, name)
 		if err != nil {

@@ -84,7 +84,7 @@ func newController(name string, workers int, informer admissionregistrationinfor
 	// Deletions need no work: the status goes with the object.
 	reg, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, newObj interface{}) { c.enqueue(newObj) },
+		UpdateFunc: func(_, newObj any) { c.enqueue(newObj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ValidatingAdmissionPolicy event handler: %w", err)
@@ -107,7 +107,7 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // enqueue queues a policy by name (policies are cluster-scoped).
-func (c *Controller) enqueue(obj interface{}) {
+func (c *Controller) enqueue(obj any) {
 	if p, ok := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy); ok && p.Name != "" {
 		c.queue.Add(p.Name)
 	}

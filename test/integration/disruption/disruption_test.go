@@ -78,10 +78,10 @@ func TestPercentagesOfScale(t *testing.T) {
 
 	gvr := schema.GroupVersionResource{Group: "disruption.example.com", Version: "v1", Resource: "gizmos"}
 	e.createScalableCRD(gvr)
-	g, err := e.dyn.Resource(gvr).Namespace(e.ns).Create(e.ctx, &unstructured.Unstructured{Object: map[string]interface{}{
+	g, err := e.dyn.Resource(gvr).Namespace(e.ns).Create(e.ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "disruption.example.com/v1", "kind": "Gizmo",
-		"metadata": map[string]interface{}{"name": "g"},
-		"spec":     map[string]interface{}{"replicas": int64(4)},
+		"metadata": map[string]any{"name": "g"},
+		"spec":     map[string]any{"replicas": int64(4)},
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

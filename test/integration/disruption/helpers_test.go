@@ -204,20 +204,20 @@ func podTemplate(lbls map[string]string) v1.PodTemplateSpec {
 func (e *env) createScalableCRD(gvr schema.GroupVersionResource) {
 	e.t.Helper()
 	crds := e.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]interface{}{
+	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]interface{}{"name": gvr.Resource + "." + gvr.Group},
-		"spec": map[string]interface{}{
+		"metadata":   map[string]any{"name": gvr.Resource + "." + gvr.Group},
+		"spec": map[string]any{
 			"group": gvr.Group,
 			"scope": "Namespaced",
-			"names": map[string]interface{}{"plural": gvr.Resource, "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
-			"versions": []interface{}{map[string]interface{}{
+			"names": map[string]any{"plural": gvr.Resource, "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+			"versions": []any{map[string]any{
 				"name": gvr.Version, "served": true, "storage": true,
-				"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
 					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
 				}},
-				"subresources": map[string]interface{}{"scale": map[string]interface{}{
+				"subresources": map[string]any{"scale": map[string]any{
 					"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
 				}},
 			}},

@@ -18,17 +18,17 @@ import (
 func CreateWidgetCRD(t testing.TB, dyn dynamic.Interface, gvr schema.GroupVersionResource, timeout time.Duration) {
 	t.Helper()
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]interface{}{
+	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]interface{}{"name": gvr.Resource + "." + gvr.Group},
-		"spec": map[string]interface{}{
+		"metadata":   map[string]any{"name": gvr.Resource + "." + gvr.Group},
+		"spec": map[string]any{
 			"group": gvr.Group,
 			"scope": "Namespaced",
-			"names": map[string]interface{}{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []interface{}{map[string]interface{}{
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{
 				"name": gvr.Version, "served": true, "storage": true,
-				"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
 					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
 				}},
 			}},

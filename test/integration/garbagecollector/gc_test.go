@@ -43,7 +43,7 @@ var widgets = schema.GroupVersionResource{Group: "gc.example.com", Version: "v1"
 type env struct {
 	client kubernetes.Interface
 	dyn    dynamic.Interface
-	ctrl   interface{}
+	ctrl   any
 	// gets counts the controller's GETs by URL path.
 	gets *requestCounter
 }
@@ -386,8 +386,8 @@ func TestGarbageCollector(t *testing.T) {
 
 func widget(t *testing.T, w dynamic.ResourceInterface, name string, owners []metav1.OwnerReference) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "gc.example.com/v1", "kind": "Widget",
-		"metadata": map[string]interface{}{"name": name}}}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gc.example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name}}}
 	u.SetOwnerReferences(owners)
 	got, err := w.Create(context.Background(), u, metav1.CreateOptions{})
 	if err != nil {

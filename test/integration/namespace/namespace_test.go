@@ -145,8 +145,8 @@ func TestNamespaceContentIsDeleted(t *testing.T) {
 	// stays until force-deleted.
 	_, err = core.Pods(ns).Create(ctx, pod("bound", "node-1"), metav1.CreateOptions{})
 	mustCreate(err)
-	_, err = dyn.Resource(widgets).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "nsctl.example.com/v1", "kind": "Widget", "metadata": map[string]interface{}{"name": "w"},
+	_, err = dyn.Resource(widgets).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nsctl.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
 	}}, metav1.CreateOptions{})
 	mustCreate(err)
 

@@ -68,7 +68,7 @@ func TestObjectCounts(t *testing.T) {
 	ns := e.namespace()
 	ctx := context.Background()
 	core := e.client.CoreV1()
-	mustOK := func(_ interface{}, err error) {
+	mustOK := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
@@ -147,8 +147,8 @@ func claim(name, class, storage string) *v1.PersistentVolumeClaim {
 }
 
 func widget(name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "quota.example.com/v1", "kind": "Widget", "metadata": map[string]interface{}{"name": name}}}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "quota.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": name}}}
 }
 
 // Each pod scope counts only its pods.

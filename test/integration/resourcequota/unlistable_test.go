@@ -19,21 +19,21 @@ var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "
 // conversion webhook nobody serves: objects stored as v1 cannot be listed
 // at v2, so the informer of the preferred version never syncs.
 func brokenCRD() *unstructured.Unstructured {
-	version := func(name string, storage bool) map[string]interface{} {
-		return map[string]interface{}{"name": name, "served": true, "storage": storage,
-			"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
+	version := func(name string, storage bool) map[string]any {
+		return map[string]any{"name": name, "served": true, "storage": storage,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{
 				"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
 	}
-	return &unstructured.Unstructured{Object: map[string]interface{}{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]interface{}{"name": "things.broken.example.com"},
-		"spec": map[string]interface{}{
+		"metadata": map[string]any{"name": "things.broken.example.com"},
+		"spec": map[string]any{
 			"group": "broken.example.com", "scope": "Namespaced",
-			"names":    map[string]interface{}{"plural": "things", "singular": "thing", "kind": "Thing", "listKind": "ThingList"},
-			"versions": []interface{}{version("v1", true), version("v2", false)},
-			"conversion": map[string]interface{}{"strategy": "Webhook", "webhook": map[string]interface{}{
-				"conversionReviewVersions": []interface{}{"v1"},
-				"clientConfig":             map[string]interface{}{"url": "https://127.0.0.1:1/convert"},
+			"names":    map[string]any{"plural": "things", "singular": "thing", "kind": "Thing", "listKind": "ThingList"},
+			"versions": []any{version("v1", true), version("v2", false)},
+			"conversion": map[string]any{"strategy": "Webhook", "webhook": map[string]any{
+				"conversionReviewVersions": []any{"v1"},
+				"clientConfig":             map[string]any{"url": "https://127.0.0.1:1/convert"},
 			}},
 		},
 	}}
@@ -51,8 +51,8 @@ func TestUnlistableResourceDoesNotBlock(t *testing.T) {
 	t.Cleanup(func() { _ = e.dyn.Resource(crds).Delete(ctx, "things.broken.example.com", metav1.DeleteOptions{}) })
 	ns := e.namespace()
 	things := schema.GroupVersionResource{Group: "broken.example.com", Version: "v1", Resource: "things"}
-	thing := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "broken.example.com/v1", "kind": "Thing", "metadata": map[string]interface{}{"name": "t1"}}}
+	thing := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "broken.example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t1"}}}
 	framework.Eventually(t, timeout, func() (bool, error) {
 		_, err := e.dyn.Resource(things).Namespace(ns).Create(ctx, thing, metav1.CreateOptions{})
 		return err == nil, nil

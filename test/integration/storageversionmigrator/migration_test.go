@@ -50,10 +50,10 @@ func newContext(t *testing.T, fg featuregate.FeatureGate) *controllermanager.Con
 }
 
 // version returns a CRD version entry with a schemaless object schema.
-func crdVersion(name string, storage bool) map[string]interface{} {
-	return map[string]interface{}{
+func crdVersion(name string, storage bool) map[string]any {
+	return map[string]any{
 		"name": name, "served": true, "storage": storage,
-		"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
 			"type": "object", "x-kubernetes-preserve-unknown-fields": true,
 		}},
 	}
@@ -82,15 +82,15 @@ func TestMigratesCustomResources(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 
 	// A CRD stored at v1, with objects, then switched to store v2.
-	crd := &unstructured.Unstructured{Object: map[string]interface{}{
+	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]interface{}{"name": "gizmos.svm.kcm.dev"},
-		"spec": map[string]interface{}{
+		"metadata":   map[string]any{"name": "gizmos.svm.kcm.dev"},
+		"spec": map[string]any{
 			"group":    "svm.kcm.dev",
 			"scope":    "Namespaced",
-			"names":    map[string]interface{}{"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
-			"versions": []interface{}{crdVersion("v1", true), crdVersion("v2", false)},
+			"names":    map[string]any{"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+			"versions": []any{crdVersion("v1", true), crdVersion("v2", false)},
 		},
 	}}
 	if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
@@ -104,10 +104,10 @@ func TestMigratesCustomResources(t *testing.T) {
 	before := map[string]string{}
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("g%d", i)
-		obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "svm.kcm.dev/v1", "kind": "Gizmo",
-			"metadata": map[string]interface{}{"name": name, "namespace": "default"},
-			"spec":     map[string]interface{}{"n": int64(i)},
+			"metadata": map[string]any{"name": name, "namespace": "default"},
+			"spec":     map[string]any{"n": int64(i)},
 		}}
 		created, err := dyn.Resource(gizmos.GroupResource().WithVersion("v1")).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
 		if err != nil {
@@ -119,7 +119,7 @@ func TestMigratesCustomResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unstructured.SetNestedSlice(live.Object, []interface{}{crdVersion("v1", false), crdVersion("v2", true)}, "spec", "versions"); err != nil {
+	if err := unstructured.SetNestedSlice(live.Object, []any{crdVersion("v1", false), crdVersion("v2", true)}, "spec", "versions"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dyn.Resource(crdGVR).Update(ctx, live, metav1.UpdateOptions{}); err != nil {
@@ -182,7 +182,7 @@ func TestMigratesCustomResources(t *testing.T) {
 		}
 		conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 		for _, c := range conds {
-			m := c.(map[string]interface{})
+			m := c.(map[string]any)
 			if m["type"] == "StorageMigrating" {
 				stored, _, _ := unstructured.NestedStringSlice(live.Object, "status", "storedVersions")
 				done := m["status"] == "False" && m["reason"] == "MigrationSucceeded"

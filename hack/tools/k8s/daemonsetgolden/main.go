@@ -84,13 +84,13 @@ func getPatch(ds *apps.DaemonSet) []byte {
 	if err != nil {
 		panic(err)
 	}
-	var raw map[string]interface{}
+	var raw map[string]any
 	if err := utiljson.Unmarshal(dsBytes, &raw); err != nil {
 		panic(err)
 	}
-	template := raw["spec"].(map[string]interface{})["template"].(map[string]interface{})
+	template := raw["spec"].(map[string]any)["template"].(map[string]any)
 	template["$patch"] = "replace"
-	patch, err := utiljson.Marshal(map[string]interface{}{"spec": map[string]interface{}{"template": template}})
+	patch, err := utiljson.Marshal(map[string]any{"spec": map[string]any{"template": template}})
 	if err != nil {
 		panic(err)
 	}

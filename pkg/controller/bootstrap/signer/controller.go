@@ -103,19 +103,19 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		),
 	}
 	logger := klog.FromContext(ctx)
-	poke := func(interface{}) { c.queue.Add(c.key) }
+	poke := func(any) { c.queue.Add(c.key) }
 	cmReg, err := configMaps.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj interface{}) bool { return c.isSignedConfigMap(logger, obj) },
+		FilterFunc: func(obj any) bool { return c.isSignedConfigMap(logger, obj) },
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    poke,
-			UpdateFunc: func(_, newObj interface{}) { poke(newObj) },
+			UpdateFunc: func(_, newObj any) { poke(newObj) },
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding ConfigMap event handler: %w", err)
 	}
 	secretReg, err := secrets.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj interface{}) bool {
+		FilterFunc: func(obj any) bool {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
 			}
@@ -123,7 +123,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    poke,
-			UpdateFunc: func(_, newObj interface{}) { poke(newObj) },
+			UpdateFunc: func(_, newObj any) { poke(newObj) },
 			DeleteFunc: poke,
 		},
 	})
@@ -136,7 +136,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 
 // isSignedConfigMap filters ConfigMap events down to the signed ConfigMap.
 // Deletions are not handled: there is nothing left to sign.
-func (c *Controller) isSignedConfigMap(logger klog.Logger, obj interface{}) bool {
+func (c *Controller) isSignedConfigMap(logger klog.Logger, obj any) bool {
 	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return false
 	}

@@ -77,10 +77,10 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	}
 	logger := klog.FromContext(ctx)
 	reg, err := secrets.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj interface{}) bool { return bootstrap.IsTokenSecret(obj, namespace) },
+		FilterFunc: func(obj any) bool { return bootstrap.IsTokenSecret(obj, namespace) },
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { c.enqueue(logger, obj) },
-			UpdateFunc: func(_, newObj interface{}) { c.enqueue(logger, newObj) },
+			AddFunc:    func(obj any) { c.enqueue(logger, obj) },
+			UpdateFunc: func(_, newObj any) { c.enqueue(logger, newObj) },
 		},
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 	return c, nil
 }
 
-func (c *Controller) enqueue(logger klog.Logger, obj interface{}) {
+func (c *Controller) enqueue(logger klog.Logger, obj any) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		logger.Error(err, "Cannot queue Secret")

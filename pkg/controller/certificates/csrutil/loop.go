@@ -51,7 +51,7 @@ func NewLoop(name string, informer certinformers.CertificateSigningRequestInform
 	}
 	reg, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    l.enqueue,
-		UpdateFunc: func(_, obj interface{}) { l.enqueue(obj) },
+		UpdateFunc: func(_, obj any) { l.enqueue(obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding CertificateSigningRequest event handler: %w", err)
@@ -83,7 +83,7 @@ func (l *Loop) want(csr *certv1.CertificateSigningRequest) bool {
 	return !IsIssued(csr) && (l.wants == nil || l.wants(csr))
 }
 
-func (l *Loop) enqueue(obj interface{}) {
+func (l *Loop) enqueue(obj any) {
 	if csr, ok := obj.(*certv1.CertificateSigningRequest); ok && l.want(csr) {
 		l.queue.Add(csr.Name)
 	}

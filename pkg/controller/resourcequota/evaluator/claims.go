@@ -213,7 +213,7 @@ func podOwner(claim *resourceapi.ResourceClaim) *metav1.OwnerReference {
 
 // ExtendedClaimOwnerKeys is an index function: an extended-resource claim
 // under "<namespace>/<pod uid>" of the pod that controls it.
-func ExtendedClaimOwnerKeys(obj interface{}) ([]string, error) {
+func ExtendedClaimOwnerKeys(obj any) ([]string, error) {
 	claim, ok := obj.(*resourceapi.ResourceClaim)
 	if !ok {
 		return nil, nil

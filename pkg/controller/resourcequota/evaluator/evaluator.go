@@ -56,7 +56,7 @@ func InformerList(inf cache.SharedIndexInformer, gr schema.GroupResource) ListFu
 	}
 }
 
-func indexed(inf cache.SharedIndexInformer, gr schema.GroupResource, namespace string) ([]interface{}, error) {
+func indexed(inf cache.SharedIndexInformer, gr schema.GroupResource, namespace string) ([]any, error) {
 	if !inf.HasSynced() {
 		return nil, fmt.Errorf("%v not yet synced", gr)
 	}

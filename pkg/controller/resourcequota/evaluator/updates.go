@@ -22,7 +22,7 @@ import (
 //     is on (upstream compares two pointers to the allocated storage,
 //     which always differ), else one that changed volume attributes
 //     classes.
-func ReplenishOnUpdate(gr schema.GroupResource, oldObj, newObj interface{}, now time.Time, f Features) bool {
+func ReplenishOnUpdate(gr schema.GroupResource, oldObj, newObj any, now time.Time, f Features) bool {
 	switch gr {
 	case podsResource:
 		oldPod, ok1 := oldObj.(*corev1.Pod)

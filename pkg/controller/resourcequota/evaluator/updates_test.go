@@ -35,7 +35,7 @@ func TestReplenishOnUpdate(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		gr       schema.GroupResource
-		old, cur interface{}
+		old, cur any
 		f        Features
 		want     bool
 	}{
