@@ -7,10 +7,10 @@
 // to goroutine twice for every one of the twenty or so controllers that
 // watch Pods, about forty wake-ups per event. Upstream's controller manager
 // pays that on every Pod and Node change. kcm's handlers only enqueue keys
-// (docs/ARCHITECTURE.md), so calling them one after another on a single
-// listener costs less than handing each event to each of them. The price:
-// a handler that blocks holds back the others on its listener, where with
-// client-go it would hold back only itself.
+// (the data path in docs/ARCHITECTURE.md), so calling them one after
+// another on a single listener costs less than handing each event to each
+// of them. The price: a handler that blocks holds back the others on its
+// listener, where with client-go it would hold back only itself.
 //
 // Handlers registered before the factory's Start share a listener with the
 // others that asked for the same resync period (most ask for the

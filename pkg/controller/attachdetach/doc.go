@@ -15,6 +15,32 @@
 // goroutine per operation. Here the desired state is computed per node from
 // the listers at each sync (key: the node's name), the actual state is one
 // small map (state.go), and attach and detach operations are steps of the
-// node's sync that wait for VolumeAttachment events instead of polling. See
-// docs/ARCHITECTURE.md for what differs.
+// node's sync that wait for VolumeAttachment events instead of polling.
+//
+// # Differences from upstream
+//
+// There is no desired or actual state of the world, reconciler loop or
+// operation executor. The key is a node; each sync computes the node's
+// wanted volumes from the listers (pods by spec.nodeName, claims, volumes,
+// CSIDrivers), detaches first, then attaches, then writes volumesAttached
+// (sorted by name where upstream's order is a map's; not written when
+// unchanged). One worker owns the small per-node state of attachments, so
+// nothing is locked; an attach or detach waits for VolumeAttachment events
+// (with upstream's 2-minute timeout as a delayed requeue) instead of a
+// goroutine polling the lister. A volume newly attached counts as mounted
+// until the node object changes (upstream: until its next node event), then
+// as volumesInUse says. Visible differences:
+//
+//   - CSIDriver and claim changes are seen at the node's next sync
+//     (upstream decides when the pod is added and re-lists pods every 3
+//     minutes);
+//   - an attach whose pods all went is given up and detached at once
+//     (upstream waits for it to finish, up to 2 minutes);
+//   - the node a volume moves to is woken when the volume is detached
+//     elsewhere.
+//
+// Not implemented: CSI migration of in-tree volumes (it needs
+// csi-translation-lib), the fc and iscsi plugins (their volumes found in a
+// node's status are kept reported, never detached), and upstream's
+// attachdetach metrics.
 package attachdetach

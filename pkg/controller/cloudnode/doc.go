@@ -18,12 +18,20 @@
 // The provider is asked through InstancesV2 when it offers it, else
 // through Instances (by provider ID, then by node name) and Zones. Facts
 // (taint, labels, Event, backoff, which call comes first) are upstream's
-// (k8s.io/cloud-provider/controllers/node). The difference: an
-// initialization that fails is retried with upstream's backoff as there,
-// and also reported once per failure streak with a Warning Event
-// FailedToInitializeNode on the node (upstream only logs).
+// (k8s.io/cloud-provider/controllers/node).
 //
 // Files: controller.go (construction, Run, the periodic address pass),
 // sync.go (initialization and label reconciliation), metadata.go (asking
 // the provider), addresses.go (the address list and its status patch).
+//
+// # Differences from upstream
+//
+//   - an initialization that fails is retried with upstream's backoff, and
+//     also reported once per failure streak by a Warning Event
+//     FailedToInitializeNode on the node (upstream only logs, so an operator
+//     sees nothing on the node);
+//   - status-only updates of initialized nodes are not queued;
+//   - --node-status-update-frequency is a cloud-controller-manager flag; in
+//     kube-controller-manager the period comes from the Cloud section of the
+//     component configuration, 5 minutes by default.
 package cloudnode

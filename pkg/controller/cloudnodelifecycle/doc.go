@@ -5,6 +5,12 @@
 // one whose instance is shut down gets the NoSchedule taint
 // node.cloudprovider.kubernetes.io/shutdown, which it loses once Ready
 // again. Facts (Events, taint, which interface is asked first) are
-// upstream's (k8s.io/cloud-provider/controllers/nodelifecycle); the
-// difference is that the pass starts once the node cache has synced.
+// upstream's (k8s.io/cloud-provider/controllers/nodelifecycle).
+//
+// # Differences from upstream
+//
+// The pass starts once the node cache has synced (upstream's first pass may
+// see an empty cache), and the shutdown taint is written with a JSON patch
+// that tests the old taints (internal/controller/nodeutil) instead of an
+// update.
 package cloudnodelifecycle

@@ -26,15 +26,39 @@
 //     ReplicaFailure conditions), at most once and only if it changed, and
 //     requeues itself for the moment progressDeadlineSeconds would pass.
 //
-// Two things differ from upstream's shape, not its results:
+// # Differences from upstream
+//
+// The limits, ReplicaSets, Events and final statuses are upstream's; what
+// differs is the shape of a sync and how many writes a rollout makes:
 //
 //   - a sync accumulates its changes to the Deployment's status and
-//     annotations and writes them once, at its end, where upstream writes
-//     at several steps with the same resourceVersion, so that its later
-//     writes in a sync fail with a conflict and the sync is retried;
+//     annotations and writes them once, at its end, where upstream writes at
+//     several steps with the same resourceVersion, so that its later writes
+//     in a sync fail with a conflict and the sync is retried;
 //   - a sync that the informer woke before it delivered the controller's
-//     own last write starts from that write instead of the older cached
-//     copy, which upstream would write against and fail with a conflict.
-//     Where that conflict changes upstream's outcome (see
-//     syncState.cacheBehind), kcm reproduces the outcome.
+//     own last write starts from that write (written.go) instead of the
+//     older cached copy, which upstream would write against and fail with a
+//     conflict. Where that conflict changes upstream's outcome (see
+//     syncState.cacheBehind), kcm reproduces the outcome;
+//   - the new/old ReplicaSet lookup runs once per sync, and adoption
+//     candidates come from informer indexes instead of a namespace-wide list;
+//   - a rolling update's partial scale-down of old ReplicaSets (one that
+//     leaves old replicas) waits up to StepGathering (1 s) from when it first
+//     became possible, for more new replicas to become available, and then
+//     takes what maxUnavailable allows at that moment (gather.go); a step
+//     that removes the last old replicas is taken at once, and the sync that
+//     holds a step leaves a counters-only status change to the sync that
+//     takes it (one Deployment status write per step, not two). Upstream
+//     scales down on every sync that finds a new replica available: when a
+//     ReplicaSet's pods become ready a fraction of a second apart, that is
+//     one step per pod, each a ReplicaSet update, a ScalingReplicaSet Event,
+//     the deletions' status writes and a Deployment status write. Here the
+//     steps are fewer and larger, and a partial one is taken up to a second
+//     later than upstream's (its Event then reports the larger size);
+//   - status writes that change only counters and the conditions'
+//     lastUpdateTime are spaced by StatusSpacing (1 s,
+//     internal/controller.Spacer), as the ReplicaSet's are (package
+//     replicaset); a Deployment's first complete status, and one with
+//     nothing left in motion (complete, every replica ready, none
+//     terminating), are written at once.
 package deployment

@@ -31,4 +31,29 @@
 // the condition set to False.
 //
 // Events carry upstream's source component, "controllermanager".
+//
+// # Differences from upstream
+//
+// Finders, their order, the scale subresource and discovery checks, status
+// comparison, failSafe, Events (NotDeleted's text naming the namespace twice)
+// and the 2-minute timeouts are upstream's. What differs:
+//
+//   - pod events map to budgets through an index of the budgets' selectors
+//     (index.go: each budget under one requirement all its pods meet), where
+//     upstream matches every budget of the namespace. Every budget selecting
+//     the pod is queued; upstream queues one chosen in cache order, so a
+//     pod's other budgets wait for their next event, and a pod relabelled out
+//     of a budget wakes it here (upstream: not until another event). The
+//     MultiplePodDisruptionBudgets Event keeps upstream's text and names the
+//     first budget by name (upstream: whichever the cache lists first);
+//   - pods are taken in name order, so the pod a "found no controllers"
+//     error names is the same on every run; each controllerRef is resolved
+//     once per sync (upstream: once per pod of a Deployment);
+//   - the recheck at the next disruptedPods expiry is a delayed add to the
+//     budget queue; upstream feeds a separate "disruption_recheck" queue into
+//     it, whose workqueue metrics do not exist here;
+//   - a SyncFailed status identical to the stored one is not written again
+//     (upstream sends it, a no-op at the API server);
+//   - the DisruptionAllowed condition's lastTransitionTime and the stale
+//     DisruptionTarget clean-up use the injected clock.
 package disruption

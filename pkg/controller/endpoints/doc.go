@@ -20,4 +20,22 @@
 // A Service that is gone has its Endpoints object deleted; at start every
 // existing Endpoints object is queued once so that those of Services
 // deleted meanwhile go too (leader-election records excepted).
+//
+// # Differences from upstream
+//
+//   - pods map to Services through the same Service-selector index as the
+//     endpointslice-controller's, and a sync reads the pod label index
+//     (upstream: a projection queue and a namespace scan per sync);
+//   - the same write spacing applies when --endpoint-updates-batch-period is
+//     0 (endpointutil.WriteSpacing; see package endpointslice);
+//   - subsets are packed and ordered as upstream's RepackSubsets does, with
+//     each port and subset hashed once instead of at every comparison of the
+//     sort. Ports are grouped by value; upstream keys a map by the port
+//     struct, whose appProtocol is a pointer, which groups differently only
+//     an object listing one port in several subsets: neither controller
+//     writes one, and where someone else did, kcm may find it up to date
+//     after re-packing where upstream rewrites it.
+//
+// Like upstream, it does not set endpointslice.kubernetes.io/skip-mirror
+// (the mirroring controller ignores Endpoints of Services with a selector).
 package endpoints

@@ -12,4 +12,8 @@
 // volumes are immutable, so updates change nothing. The pod's
 // status.resourceClaimStatuses belongs to the resource claim controller,
 // not to this one.
+//
+// # Differences from upstream
+//
+// None visible: upstream's claim names, contents, Events and retries.
 package ephemeral

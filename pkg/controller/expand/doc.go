@@ -18,7 +18,16 @@
 // A claim whose volume is not bound back to it (claimRef) is retried with
 // backoff. The conditions and allocatedResourceStatuses of
 // RecoverVolumeExpansionFailure (GA in v1.37) are written by the
-// external-resizer and the kubelet, not by this controller. FlexVolume
-// volumes, which upstream hands to a no-op in-tree expansion, are treated
-// like any other volume without a controller-side plugin here.
+// external-resizer and the kubelet, not by this controller.
+//
+// # Differences from upstream
+//
+//   - the volume is read from the shared informer; upstream GETs it on every
+//     sync;
+//   - a status patch that would set the resizer annotation to the value it
+//     already has is not sent;
+//   - no volume plugins are carried: upstream's only controller-side
+//     expandable plugin left in v1.37 is the no-op one for FlexVolume, whose
+//     claims here get the same "waiting for an external controller" Event as
+//     CSI claims instead of upstream's in-tree resize bookkeeping.
 package expand

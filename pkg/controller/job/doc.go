@@ -32,4 +32,11 @@
 // Job (their Job was deleted or finished, or released them) lose it through
 // a second queue (orphans.go). Event handlers only enqueue: a change of a
 // Job's status never lists its pods.
+//
+// # Differences from upstream
+//
+// Upstream's tracking with finalizers, with one difference: the orphan
+// worker leaves alone a pod whose finalizer removal the Job's own last sync
+// made and the informer has not shown yet (finalizers.pending); upstream
+// patches such a pod a second time, a request that changes nothing.
 package job

@@ -10,4 +10,12 @@
 // one namespace), resources.go (discovery and supported operations),
 // conditions.go (status conditions), estimate.go (graceful-termination
 // estimate and requeue delay).
+//
+// # Differences from upstream
+//
+// Upstream's order, conditions and rate limits (per-namespace backoff from
+// 5 ms to 60 s and an overall 10 qps / 100 burst token bucket). The one
+// difference: there is no discovery in the constructor; each sync uses a
+// discovery result of its own, so resources added later (CRDs) are deleted
+// too.
 package namespace

@@ -13,4 +13,15 @@
 //
 // validate.go holds the pure checks of the flags, shared with the
 // command's startup validation.
+//
+// # Differences from upstream
+//
+//   - the occupied blocks are rebuilt from the informer cache in Run; upstream
+//     LISTs the Nodes in its constructor;
+//   - a garbage podCIDR on an existing Node is logged, not fatal;
+//   - a block whose patch failed is never released (the patch may have been
+//     written), so nothing is handed out twice;
+//   - exhaustion records CIDRNotAvailable and waits for a release instead of
+//     retrying in a backoff loop;
+//   - the flag checks run at startup, and only where upstream would fail.
 package nodeipam

@@ -26,6 +26,26 @@
 //     The queues are worked every 100 ms while any holds a node, and not
 //     at all while none does (controller.go, taintLoop).
 //
-// Every taint or label write is a single JSON patch built from the cached
-// Node (internal/controller/nodeutil), with no read before it.
+// # Differences from upstream
+//
+// Upstream's conditions, taints, Events and rates; what differs:
+//
+//   - each node write is one JSON patch, carrying a "test" of the taints it
+//     replaces instead of a GET first (internal/controller/nodeutil), and
+//     an already-correct NoExecute taint is not stamped again after a
+//     restart;
+//   - the Lease is read live only before a node is marked Unknown
+//     (leasecheck.go); a deleted node's health record goes with it;
+//   - node sync errors are retried with backoff (upstream never retries),
+//     and a --node-monitor-period of 0 is refused (upstream would spin);
+//   - the zones' taint queues are worked every 100 ms as upstream's, but
+//     only while one holds a node; with all of them empty the loop sleeps
+//     until a node is queued (upstream passes ten times a second over empty
+//     queues; such a pass takes no limiter token, so nothing else changes);
+//   - the monitor pass (every node, every --node-monitor-period) copies a
+//     node only to mark it Unknown, hands out health records without
+//     copying the status and Lease they point to (neither is changed in
+//     place once stored), and lists a node's pods only to mark them
+//     NotReady; upstream deep-copies every node and every record and lists
+//     every node's pods on each pass.
 package nodelifecycle

@@ -19,10 +19,17 @@
 // FailedToCreateRoute on the node and is tried again at the next pass.
 //
 // Facts (conditions, reasons, messages, Event, names, limits) are
-// upstream's (k8s.io/cloud-provider/controllers/route). The difference:
-// an empty --cluster-cidr leaves the controller off with a log line where
-// upstream's cloud-controller-manager fails to start.
+// upstream's (k8s.io/cloud-provider/controllers/route).
 //
 // Files: controller.go (construction, Run), reconcile.go (one pass),
 // condition.go (the NetworkUnavailable condition).
+//
+// # Differences from upstream
+//
+//   - an empty --cluster-cidr leaves the controller off with a log line where
+//     upstream's cloud-controller-manager fails to start;
+//   - a pass's deletions finish before its creations (upstream overlaps
+//     them; the same end state);
+//   - the watch-based alpha mode limits passes with a 10 s interval limiter
+//     of its own.
 package noderoute

@@ -2,13 +2,13 @@
 // it binds PersistentVolumeClaims to PersistentVolumes, starts dynamic
 // provisioning, and reclaims the volumes whose claims are gone.
 //
-// Two queues, one worker each (upstream's), sync claims (claim.go) and
-// volumes (volume.go) against the controller's own view of both
-// (cache.go): the informers' objects, replaced by the controller's own
-// writes the moment they succeed and never by an older resourceVersion,
-// so that a sync right after a bind sees it. Every --pvclaimbinder-sync-period
-// all claims and volumes are queued again; that is how a Pending claim
-// finds a volume created later, as upstream.
+// Two queues sync claims (claim.go) and volumes (volume.go) against the
+// controller's own view of both (cache.go): the informers' objects,
+// replaced by the controller's own writes the moment they succeed and
+// never by an older resourceVersion, so that a sync right after a bind
+// sees it. Every --pvclaimbinder-sync-period all claims and volumes are
+// queued again; that is how a Pending claim finds a volume created later,
+// as upstream.
 //
 // Binding (bind.go) writes, each only when it changes something: the
 // volume's claimRef with pv.kubernetes.io/bound-by-controller, the
@@ -48,4 +48,37 @@
 // from the controller's view at scrape time, errors and end-to-end
 // durations of provisioning and deletion, the hostPath plugin's own
 // operation durations, and the retroactive StorageClass counters.
+//
+// # Differences from upstream
+//
+// Upstream's state machine, split by concern (claim.go, volume.go, bind.go,
+// provision.go, reclaim.go), with upstream's own view of volumes and claims.
+// What differs:
+//
+//   - one claim worker (binding picks among volumes: one claim at a time, as
+//     upstream) and four volume workers (upstream: one; a volume's sync
+//     writes only that volume);
+//   - a volume the controller has deleted and other finalizers still hold is
+//     not deleted again when its update event is synced (with its own
+//     in-tree finalizer back, which a sync during the deletion re-adds as
+//     upstream's does, it is: only the deletion removes that finalizer).
+//     Upstream repeats the plugin's deletion and the API call then, which its
+//     single, usually backlogged worker rarely gets to do;
+//   - a hostPath deletion reads the volume once, decides on that read
+//     whether it is still released, and removes the in-tree finalizer from
+//     the same copy (read again only after a conflict); upstream reads it a
+//     second time for the finalizer, 500 of the 2,500 requests of reclaiming
+//     500 volumes;
+//   - provisioning, deletion and recycling run in one goroutine per object
+//     with upstream's back-off (500 ms doubling to 2m2s), and Run also waits
+//     for those goroutines;
+//   - upstream's volume plugin manager holds only the hostPath (provision,
+//     delete, recycle) and NFS (recycle) plugins in this controller; kcm has
+//     exactly those, with the plugin manager's error messages;
+//   - where upstream's order is a map's, kcm's is by name: among equally
+//     small matching volumes and among access-mode sets of equal size, and in
+//     WaitForPodScheduled's list of pods;
+//   - the recycler pod's watch ends with the controller (upstream's waits for
+//     the pod forever), and its template is copied per use (upstream shares
+//     one and overwrites it).
 package persistentvolume

@@ -24,4 +24,30 @@
 //
 // Recommendations and scale events live in memory (history.go), as
 // upstream's. The metrics APIs are read through package metrics.
+//
+// # Differences from upstream
+//
+// Upstream's computation, conditions, Events and status, its fixed-interval
+// queue (every key back after the sync period, errors included) and its
+// in-memory recommendations and scale events, on the injected clock. What
+// differs:
+//
+//   - the three metrics APIs are read with client-go's REST client on
+//     minimal API types of kcm's own (package metrics; k8s.io/metrics is not
+//     a dependency): the same requests, paths and parameters as
+//     k8s.io/metrics' clients, and their errors, so conditions and Events
+//     read the same; they ask for JSON where upstream's resource client asks
+//     for protobuf. Custom metrics are read in v1beta2, or v1beta1 when the
+//     server prefers it, the version discovered again every sync period, as
+//     upstream;
+//   - the AmbiguousSelector message lists the HPAs sharing the pods sorted by
+//     name (upstream: map order); the selector store is upstream's optimized
+//     one (HPAOptimizedSelectorStore, on in v1.37) whatever the gate says,
+//     which names at most two HPAs where the gate-off store names them all;
+//   - a spec the API server's defaulting would have completed (a behavior
+//     without select policies or policies, an object that did not come
+//     through the API) is defaulted as the API server would
+//     (defaultBehavior, policies.go), where upstream dereferences nil;
+//   - the Event recorder is built when the controller starts running, not in
+//     its constructor.
 package podautoscaler

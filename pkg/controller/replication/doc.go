@@ -12,4 +12,10 @@
 // ReplicationController API has none), no stale-cache consistency check,
 // and no co-location ranking on scale-down (upstream's index of owners by
 // controller only recognises ReplicaSets).
+//
+// # Differences from upstream
+//
+// Besides the replicaset-controller's own differences (package replicaset),
+// a ReplicationController is converted to its ReplicaSet view directly;
+// upstream converts through its internal API types.
 package replication

@@ -24,4 +24,20 @@
 // The controller writes nothing but Events. Pods are looked at when they
 // are added, finish or are deleted, when a claim or volume they use is
 // bound, and when a CSIDriver's seLinuxMount changes.
+//
+// # Differences from upstream
+//
+//   - upstream's volume plugins are replaced by the few sources whose mounts
+//     can conflict (CSI, in-tree volumes migrated to CSI as their driver, FC,
+//     iSCSI); hostPath and NFS volumes, which upstream records but which
+//     never conflict (no -o context), are not recorded;
+//   - inline CSI volumes are skipped; upstream fails to name them and retries
+//     the pod with backoff for ever;
+//   - a pod mounting one volume with two labels gets its Warning on each sync
+//     that finds it but is not retried (upstream retries for ever, so its
+//     Event's count grows);
+//   - migrated in-tree volumes are keyed by driver and in-tree ID, close to
+//     csi-translation-lib's handle (a GCE PD by disk name, without its zone);
+//   - the conflict metric reports the cache of the controller built last (one
+//     per process).
 package selinuxwarning

@@ -8,4 +8,11 @@
 //
 // It is the one controller upstream builds first and with the root
 // credentials, since the others may need the tokens it creates.
+//
+// # Differences from upstream
+//
+// None visible: upstream's tokens, Secrets and references. Errors that a
+// retry cannot fix (a malformed key, a Secret gone, a token that cannot be
+// filled in) are logged and the key dropped (controller.Permanent) until the
+// object changes again.
 package serviceaccounttoken

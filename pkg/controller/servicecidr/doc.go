@@ -16,4 +16,9 @@
 // enqueue only), prefixes.go (which ServiceCIDRs overlap, contain a prefix
 // or an address), sync.go (one ServiceCIDR), write.go (finalizer patches,
 // the condition through server-side apply).
+//
+// # Differences from upstream
+//
+// None visible: upstream's behaviour, with the ten-second grace period and
+// the condition's lastTransitionTime on the injected clock.
 package servicecidr

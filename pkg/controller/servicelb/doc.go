@@ -15,10 +15,15 @@
 // DeleteLoadBalancerFailed, UpdatedLoadBalancer, UpdateLoadBalancerFailed,
 // UnAvailableLoadBalancer), retry delays (5s doubling to 300s) and the
 // status patch are upstream's (k8s.io/cloud-provider/controllers/service).
-// The difference: node events collapse into one queued key, so a burst of
-// node changes costs one pass over the load balancers, not one per node.
 //
 // Files: controller.go (construction, Run), handlers.go (which Service
 // and Node changes matter), sync.go (one Service), nodes.go (the node set
 // and host updates), patch.go (finalizer and status patches).
+//
+// # Differences from upstream
+//
+// Node events collapse into one queued key, so a burst of node changes costs
+// one pass over the load balancers, not one per node. A Service a provider
+// asks to retry later (its RetryError) is synced again after that delay, and
+// its backoff starts afresh.
 package servicelb

@@ -26,7 +26,29 @@
 //     StorageVersionMigrationSucceeded). A non-retriable patch error gives
 //     Failed=True (reason StorageVersionMigrationFailed).
 //
-// Upstream reads the objects from the garbage collector's metadata informer
-// for the resource; this package lists them with the metadata client
-// instead (see ARCHITECTURE.md).
+// # Differences from upstream
+//
+// Upstream's three loops, conditions, reasons, messages, patch body, field
+// managers and CRD StorageMigrating condition, in one package over one
+// informer. What differs:
+//
+//   - upstream reads the objects to rewrite from the garbage collector's
+//     metadata informer for the resource, shared through its
+//     ControllerContext, and waits until that cache has reached the
+//     migration's resourceVersion. kcm's garbage collector does not share its
+//     monitors, so kcm lists the objects' metadata from the API server in
+//     pages of 500 when the migration runs (a consistent list, never older
+//     than the migration's resourceVersion): one paged list per migration
+//     instead of a cache that is there anyway, and no dependency between the
+//     two controllers at run time. A visible effect is speed: upstream waits
+//     until that informer's resourceVersion reaches the migration's, which
+//     for a resource nobody writes takes until the next watch bookmark
+//     (about a minute);
+//   - upstream's limits that come from the garbage collector are kept: a
+//     resource the garbage collector does not monitor (in
+//     --gc-ignored-resources, or lacking delete, list or watch) is retried
+//     with backoff and never finishes, as upstream, and the controller
+//     refuses to start with the garbage collector disabled;
+//   - status writes that change nothing are not sent; a 429's Retry-After is
+//     not honoured beyond the queue's own backoff.
 package storageversionmigrator

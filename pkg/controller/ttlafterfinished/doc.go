@@ -5,4 +5,10 @@
 // condition's lastTransitionTime). A Job whose TTL has not expired is
 // requeued for the moment it will; before deleting, the Job is read afresh
 // from the API server, so a TTL changed meanwhile is respected.
+//
+// # Differences from upstream
+//
+// None visible: upstream's behaviour, on the injected clock. A Job whose
+// finish time cannot be read is logged and dropped (controller.Permanent)
+// until it changes again, where upstream drops it without a word.
 package ttlafterfinished

@@ -8,4 +8,10 @@
 // status.currentVolumeAttributesClassName or
 // status.modifyVolumeStatus.targetVolumeAttributesClassName. Informer
 // indexes from class name to volumes and claims answer the question.
+//
+// # Differences from upstream
+//
+// Upstream's rules, requests and Events; in addition, deletion tombstones of
+// volumes and claims are handled (upstream drops them, leaving a class held
+// until its next event).
 package vacprotection

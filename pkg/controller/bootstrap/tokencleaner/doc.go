@@ -4,4 +4,9 @@
 // expired yet is requeued for its expiry, not polled; an expiration that
 // does not parse counts as expired, as upstream has it, and the Secret is
 // deleted.
+//
+// # Differences from upstream
+//
+// A failed deletion is retried with backoff; upstream logs it at level 3 and
+// drops it. Expiry is read on the injected clock.
 package tokencleaner
