@@ -91,14 +91,7 @@ func (c *Controller) deleteDaemonSet(logger klog.Logger, obj any) {
 // resolveControllerRef returns the DaemonSet ref points to, if it is one
 // and still the same object (UID).
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.DaemonSet {
-	if ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	ds, err := c.dsLister.DaemonSets(namespace).Get(ref.Name)
-	if err != nil || ds.UID != ref.UID {
-		return nil
-	}
-	return ds
+	return controllerref.Resolve(ref, controllerKind.Kind, c.dsLister.DaemonSets(namespace).Get)
 }
 
 // daemonSetsForPod returns the DaemonSets whose selector matches an orphan

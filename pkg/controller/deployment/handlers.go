@@ -11,6 +11,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 )
 
 // Handlers only resolve the Deployments an event concerns and enqueue
@@ -62,14 +64,7 @@ func (c *Controller) deleteDeployment(logger klog.Logger, obj any) {
 // resolveControllerRef returns the Deployment ref points to, if it is a
 // Deployment and still the same object (UID).
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.Deployment {
-	if ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	d, err := c.dLister.Deployments(namespace).Get(ref.Name)
-	if err != nil || d.UID != ref.UID {
-		return nil
-	}
-	return d
+	return controllerref.Resolve(ref, controllerKind.Kind, c.dLister.Deployments(namespace).Get)
 }
 
 // deploymentsSelecting returns the Deployments whose (non-empty) selector

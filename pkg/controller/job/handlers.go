@@ -12,6 +12,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 )
 
 // Handlers only resolve Jobs and enqueue keys (Job keys, or orphan keys
@@ -121,14 +123,7 @@ func (c *Controller) deleteJob(logger klog.Logger, obj any) {
 // resolveControllerRef returns the cached Job ref points to, if it is a
 // Job and still the same object.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *batch.Job {
-	if ref.Kind != jobKind.Kind {
-		return nil
-	}
-	job, err := c.jobs.Jobs(namespace).Get(ref.Name)
-	if err != nil || job.UID != ref.UID {
-		return nil
-	}
-	return job
+	return controllerref.Resolve(ref, jobKind.Kind, c.jobs.Jobs(namespace).Get)
 }
 
 // jobsForPod returns the Jobs whose selector matches an orphan pod.

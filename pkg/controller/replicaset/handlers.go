@@ -99,14 +99,7 @@ func (c *Controller) deleteOwner(logger klog.Logger, obj any) {
 // resolveControllerRef returns the owner ref points to, if it is of this
 // controller's kind and still the same object (UID).
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.ReplicaSet {
-	if ref.Kind != c.kind.Kind {
-		return nil
-	}
-	rs, err := c.owners.Get(namespace, ref.Name)
-	if err != nil || rs.UID != ref.UID {
-		return nil
-	}
-	return rs
+	return controllerref.Resolve(ref, c.kind.Kind, func(name string) (*apps.ReplicaSet, error) { return c.owners.Get(namespace, name) })
 }
 
 // addPod counts an expected creation and wakes the pod's owner, or, for an

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller/controllerref"
 	"github.com/kcm-dev/kcm/internal/controller/podranking"
 )
 
@@ -50,14 +51,7 @@ func (c *Controller) onSetDelete(logger klog.Logger, obj any) {
 // resolveControllerRef returns the cached set ref names, if it is still
 // the same object.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.StatefulSet {
-	if ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	set, err := c.setLister.StatefulSets(namespace).Get(ref.Name)
-	if err != nil || set.UID != ref.UID {
-		return nil
-	}
-	return set
+	return controllerref.Resolve(ref, controllerKind.Kind, c.setLister.StatefulSets(namespace).Get)
 }
 
 // setsForPod returns the sets whose selector matches an orphan pod.
