@@ -172,7 +172,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 			return
 		}
 		logger.V(4).Info("Pod updated", "pod", klog.KObj(curPod))
-		if refChanged || mayAct(ds, oldPod, curPod) || c.mayComplete(ds, oldPod, curPod, curRef) {
+		if refChanged || mayAct(ds, oldPod, curPod) || c.maySettle(ds, oldPod, curPod, curRef) {
 			c.enqueue(ds)
 		} else {
 			c.statusSpacer.Add(c.queue, objectKey(ds))
@@ -200,7 +200,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 // more than write status: labels (hash, selector), a change of the node
 // the pod is for, a terminal phase, or readiness while it matters to a
 // rolling update (the pod is old, or the DaemonSet is rolling) or
-// completes the status by the written NumberReady (mayComplete finds the
+// may settle the DaemonSet by the written NumberReady (maySettle finds the
 // last ready pod when that count lags). The scheduler binding a pod to
 // the node its affinity pins it to changes no count and no decision on a
 // node with one pod; on a node with several (surge) it may change which
@@ -217,11 +217,11 @@ func mayAct(ds *apps.DaemonSet, oldPod, curPod *v1.Pod) bool {
 	st := ds.Status
 	oldTemplate := curPod.Labels[generationLabel] != ds.Annotations[apps.DeprecatedTemplateGeneration]
 	rolling := st.ObservedGeneration != ds.Generation || st.UpdatedNumberScheduled != st.CurrentNumberScheduled || st.NumberMisscheduled > 0
-	completes := podranking.IsReady(curPod) && st.NumberReady+1 >= st.DesiredNumberScheduled
-	return oldTemplate || rolling || completes
+	lastReady := podranking.IsReady(curPod) && st.NumberReady+1 >= st.DesiredNumberScheduled
+	return oldTemplate || rolling || lastReady
 }
 
-// mayComplete reports whether a pod that just became ready may be the
+// maySettle reports whether a pod that just became ready may be the
 // last one ds waits for: its written status has an updated pod on every
 // node that should run one and on no other, and every pod it controls is
 // now ready. mayAct's guess from the written NumberReady misses the last
@@ -231,7 +231,7 @@ func mayAct(ds *apps.DaemonSet, oldPod, curPod *v1.Pod) bool {
 // waits for the rollout (kubectl rollout status) waited as long. The
 // index lookup runs only for a pod turning ready once every node has an
 // updated pod, and stops at the first pod not ready.
-func (c *Controller) mayComplete(ds *apps.DaemonSet, oldPod, curPod *v1.Pod, ref *metav1.OwnerReference) bool {
+func (c *Controller) maySettle(ds *apps.DaemonSet, oldPod, curPod *v1.Pod, ref *metav1.OwnerReference) bool {
 	st := ds.Status
 	if ds.Spec.MinReadySeconds > 0 || podranking.IsReady(oldPod) || !podranking.IsReady(curPod) ||
 		st.ObservedGeneration != ds.Generation || st.NumberMisscheduled != 0 ||

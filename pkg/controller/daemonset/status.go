@@ -79,7 +79,7 @@ func (c *Controller) updateStatus(ctx context.Context, s *syncState, observe boo
 		return c.requeueForAvailability(ds, n)
 	}
 	key := objectKey(ds)
-	if d := c.statusSpacer.Delay(key); d > 0 && want.ObservedGeneration == ds.Status.ObservedGeneration && !settled(want) {
+	if d := c.statusSpacer.Delay(key); d > 0 && progressOnly(ds.Status, want) && !settled(want) {
 		// Progress only, and written less than a period ago: write it
 		// when the period ends, with whatever else changed by then. The
 		// goal is written at once: nothing follows it to gather.
@@ -111,6 +111,12 @@ func settled(st apps.DaemonSetStatus) bool {
 	d := st.DesiredNumberScheduled
 	return st.CurrentNumberScheduled == d && st.UpdatedNumberScheduled == d && st.NumberReady == d &&
 		st.NumberAvailable == d && st.NumberMisscheduled == 0
+}
+
+// progressOnly reports whether want differs from the written status cur
+// only in its counters: a write a Spacer may hold back.
+func progressOnly(cur, want apps.DaemonSetStatus) bool {
+	return want.ObservedGeneration == cur.ObservedGeneration
 }
 
 func sameCounters(a, b apps.DaemonSetStatus) bool {

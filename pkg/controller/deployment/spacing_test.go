@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func TestCountersOnly(t *testing.T) {
+func TestProgressOnly(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	base := func() *apps.Deployment {
 		return &apps.Deployment{
@@ -50,14 +50,14 @@ func TestCountersOnly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			stored, next := base(), base()
 			tc.change(next)
-			if got := countersOnly(stored, next); got != tc.want {
-				t.Errorf("countersOnly = %v, want %v", got, tc.want)
+			if got := progressOnly(stored, next); got != tc.want {
+				t.Errorf("progressOnly = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestReachesGoal(t *testing.T) {
+func TestSettled(t *testing.T) {
 	mk := func(replicas, updated, ready, available, terminating int32) *apps.Deployment {
 		return &apps.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Generation: 2},
@@ -80,8 +80,8 @@ func TestReachesGoal(t *testing.T) {
 		"scaling up, not there yet":     {mk(5, 5, 5, 5, 0), mk(8, 8, 6, 6, 0), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := reachesGoal(tc.stored, tc.next); got != tc.want {
-				t.Errorf("reachesGoal = %v, want %v", got, tc.want)
+			if got := settled(tc.stored, tc.next); got != tc.want {
+				t.Errorf("settled = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -140,7 +140,7 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	}
 	key := deploymentKey(s.d)
 	// Only counters moved, short of the goal: such a write may wait.
-	mayWait := countersOnly(s.stored, s.d) && !reachesGoal(s.stored, s.d)
+	mayWait := progressOnly(s.stored, s.d) && !settled(s.stored, s.d)
 	if s.stepHeld && mayWait {
 		// The sync that takes the held step comes within the hold and
 		// writes this too; writing it now as well would be one write
@@ -166,12 +166,12 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	return nil
 }
 
-// reachesGoal reports whether next's status is one a Spacer must not hold
+// settled reports whether next's status is one a Spacer must not hold
 // back: the first complete one (what `kubectl rollout status` and
 // clients waiting for a scale look for), or one with nothing left in
 // motion (complete, every replica ready, none terminating). Only
 // intermediate counts are worth gathering.
-func reachesGoal(stored, next *apps.Deployment) bool {
+func settled(stored, next *apps.Deployment) bool {
 	st := &next.Status
 	if !deploymentComplete(next, st) {
 		return false
@@ -183,9 +183,9 @@ func reachesGoal(stored, next *apps.Deployment) bool {
 		ptr.Deref(st.TerminatingReplicas, 0) == 0
 }
 
-// countersOnly reports whether the status of next differs from stored's
+// progressOnly reports whether the status of next differs from stored's
 // only in its counters and in the lastUpdateTime of its conditions.
-func countersOnly(stored, next *apps.Deployment) bool {
+func progressOnly(stored, next *apps.Deployment) bool {
 	a, b := stored.Status, next.Status
 	if a.ObservedGeneration != b.ObservedGeneration || !ptr.Equal(a.CollisionCount, b.CollisionCount) ||
 		len(a.Conditions) != len(b.Conditions) || !maps.Equal(stored.Annotations, next.Annotations) {

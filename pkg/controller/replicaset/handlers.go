@@ -172,7 +172,7 @@ func (c *Controller) updatePod(logger klog.Logger, oldObj, newObj any) {
 			return
 		}
 		logger.V(4).Info("Pod objectMeta updated", "pod", klog.KObj(curPod))
-		if labelsChanged || refChanged || setback(oldPod, curPod) || c.completes(rs, oldPod, curPod) {
+		if labelsChanged || refChanged || setback(oldPod, curPod) || c.maySettle(rs, oldPod, curPod) {
 			// A release, an adoption, a replacement to create, a fall
 			// in readiness, or the last pod becoming ready: at once.
 			c.enqueue(rs)
@@ -207,7 +207,7 @@ func setback(oldPod, curPod *v1.Pod) bool {
 		podranking.IsReady(oldPod) && !podranking.IsReady(curPod)
 }
 
-// completes reports whether curPod becoming ready may be the last change
+// maySettle reports whether curPod becoming ready may be the last change
 // rs waits for, so that its sync (which writes a settled status at once)
 // should not be spaced. With minReadySeconds 0 ready is available; with
 // more, the availability check enqueues rs at once when the time comes.
@@ -216,7 +216,7 @@ func setback(oldPod, curPod *v1.Pod) bool {
 // yet to write, so unless it already lacks only this pod, the ready pods
 // are counted - only while a sync would be spaced at all, and at the cost
 // of one pass over rs's pods in the index.
-func (c *Controller) completes(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool {
+func (c *Controller) maySettle(rs *apps.ReplicaSet, oldPod, curPod *v1.Pod) bool {
 	if podranking.IsReady(oldPod) || !podranking.IsReady(curPod) {
 		return false
 	}

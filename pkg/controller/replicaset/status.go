@@ -119,13 +119,13 @@ func statusUpToDate(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 		reflect.DeepEqual(cur.Conditions, status.Conditions)
 }
 
-// onlyProgress reports whether status differs from rs's current one only
+// progressOnly reports whether status differs from rs's current one only
 // by counters that did not fall: no condition or observedGeneration
 // change, no fewer ready, available or fully labeled replicas. Those are
 // the changes a Spacer may hold back. A fall must be written at once: an
 // owning Deployment's Available condition turns False on it, and skipping
 // the dip would change the Deployment's conditions, not just delay them.
-func onlyProgress(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
+func progressOnly(rs *apps.ReplicaSet, status apps.ReplicaSetStatus) bool {
 	cur := rs.Status
 	return countersOnly(rs, status) &&
 		status.ReadyReplicas >= cur.ReadyReplicas &&

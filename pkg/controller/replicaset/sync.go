@@ -97,7 +97,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(4).Info("Waiting for expected pods before updating status", "kind", c.kind.Kind, "key", key)
 		return manageErr
 	}
-	if d := c.statusSpacer.Delay(key); d > 0 && changed && onlyProgress(rs, status) && !settled(rs, status) {
+	if d := c.statusSpacer.Delay(key); d > 0 && changed && progressOnly(rs, status) && !settled(rs, status) {
 		// Progress only, and written less than a period ago: write it
 		// when the period ends, with whatever else changed by then. A
 		// status that reaches the goal is not held back: nothing will

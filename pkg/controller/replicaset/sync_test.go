@@ -527,7 +527,7 @@ func TestStatusWritesAreSpaced(t *testing.T) {
 	}
 }
 
-func TestOnlyProgress(t *testing.T) {
+func TestProgressOnly(t *testing.T) {
 	cur := apps.ReplicaSetStatus{Replicas: 5, FullyLabeledReplicas: 5, ReadyReplicas: 3, AvailableReplicas: 2, ObservedGeneration: 1}
 	for name, tc := range map[string]struct {
 		change func(s *apps.ReplicaSetStatus)
@@ -549,8 +549,8 @@ func TestOnlyProgress(t *testing.T) {
 			rs.Generation = tc.gen
 			next := cur
 			tc.change(&next)
-			if got := onlyProgress(rs, next); got != tc.want {
-				t.Errorf("onlyProgress = %v, want %v", got, tc.want)
+			if got := progressOnly(rs, next); got != tc.want {
+				t.Errorf("progressOnly = %v, want %v", got, tc.want)
 			}
 		})
 	}

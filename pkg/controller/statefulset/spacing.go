@@ -99,7 +99,7 @@ func (cr *creations) forget(key string) {
 func (c *Controller) statusHold(set *apps.StatefulSet, status *apps.StatefulSetStatus, pods []*v1.Pod) time.Duration {
 	// A raised collision count must be kept, and statusChanged does not
 	// see it (as upstream's comparison does not).
-	if statusIsGoal(set, status) || ptr.Deref(status.CollisionCount, 0) != ptr.Deref(set.Status.CollisionCount, 0) {
+	if settled(set, status) || ptr.Deref(status.CollisionCount, 0) != ptr.Deref(set.Status.CollisionCount, 0) {
 		return 0
 	}
 	key := setKey(set)
@@ -121,10 +121,10 @@ func progressOnly(set *apps.StatefulSet, status *apps.StatefulSetStatus) bool {
 		reflect.DeepEqual(status.Conditions, old.Conditions)
 }
 
-// statusIsGoal reports whether status shows the set where its spec wants
+// settled reports whether status shows the set where its spec wants
 // it: every replica there, ready and available, and the update as far as
 // the strategy takes it (complete, or down to the partition).
-func statusIsGoal(set *apps.StatefulSet, status *apps.StatefulSetStatus) bool {
+func settled(set *apps.StatefulSet, status *apps.StatefulSetStatus) bool {
 	want := *set.Spec.Replicas
 	if status.Replicas != want || status.ReadyReplicas != want || status.AvailableReplicas != want {
 		return false
