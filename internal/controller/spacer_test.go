@@ -65,7 +65,7 @@ func TestSpacerForgetsStaleKeys(t *testing.T) {
 			clk.Step(2 * time.Second)
 		}
 	}
-	if n := len(s.wrote); n > 1100 {
+	if n := s.d.len(); n > 1100 {
 		t.Fatalf("%d keys kept, want the stale ones dropped", n)
 	}
 }
@@ -89,10 +89,10 @@ func TestSpacerSweepsLessOftenWhenManyKeysAreFresh(t *testing.T) {
 	}
 	// Every key is fresh: all are kept, and the next sweep waits for the
 	// map to double rather than running on every write.
-	if len(s.wrote) != 5000 {
-		t.Fatalf("%d keys kept, want 5000", len(s.wrote))
+	if s.d.len() != 5000 {
+		t.Fatalf("%d keys kept, want 5000", s.d.len())
 	}
-	if s.sweepAt <= len(s.wrote) {
-		t.Fatalf("next sweep at %d keys with %d kept: it would sweep on every write", s.sweepAt, len(s.wrote))
+	if s.d.sweepAt <= s.d.len() {
+		t.Fatalf("next sweep at %d keys with %d kept: it would sweep on every write", s.d.sweepAt, s.d.len())
 	}
 }

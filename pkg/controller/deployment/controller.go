@@ -47,7 +47,7 @@ const (
 
 	// StepGathering is how long a rolling update's partial scale-down of
 	// old ReplicaSets waits for more new replicas to become available
-	// (gatherer).
+	// (holdStep).
 	StepGathering = time.Second
 )
 
@@ -100,7 +100,7 @@ type Controller struct {
 	// statusSpacer spaces status writes that change only counters.
 	statusSpacer *controller.Spacer
 	// steps gathers the partial scale-downs of a rolling update.
-	steps *gatherer
+	steps *controller.Deadlines
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -163,7 +163,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		workers:             cfg.Workers,
 		terminatingReplicas: cfg.TerminatingReplicas,
 		statusSpacer:        controller.NewSpacer(cfg.StatusSpacing, clk),
-		steps:               newGatherer(cfg.StepGathering, clk),
+		steps:               controller.NewDeadlines(cfg.StepGathering, clk),
 		recorder:            cfg.Recorder,
 	}
 

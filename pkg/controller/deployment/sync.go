@@ -35,7 +35,7 @@ type syncState struct {
 	// ReplicaSet existing). Without the conflict, kcm must leave the
 	// condition out itself to end in the same state.
 	cacheBehind bool
-	// stepHeld is set when the sync held back a scale-down (gatherer) and
+	// stepHeld is set when the sync held back a scale-down (holdStep) and
 	// requeued the Deployment for when the hold ends: a status change of
 	// counters only waits for that sync, which writes it with the step's.
 	stepHeld bool
@@ -66,7 +66,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.written.Newest(key, nil)
 		c.statusSpacer.Forget(key)
-		c.steps.done(key)
+		c.steps.Forget(key)
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
 		return nil
 	}

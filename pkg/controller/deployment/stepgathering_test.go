@@ -7,42 +7,8 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 
-	testingclock "k8s.io/utils/clock/testing"
+	"github.com/kcm-dev/kcm/internal/controller"
 )
-
-func TestGatherer(t *testing.T) {
-	clk := testingclock.NewFakePassiveClock(time.Unix(1000, 0))
-	g := newGatherer(time.Second, clk)
-	if w := g.wait("a"); w != time.Second {
-		t.Fatalf("first wait = %v, want the whole period", w)
-	}
-	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
-	if w := g.wait("a"); w != 700*time.Millisecond {
-		t.Fatalf("wait 300ms in = %v, want the rest of the period", w)
-	}
-	if w := g.wait("b"); w != time.Second {
-		t.Fatalf("another key's first wait = %v, want the whole period", w)
-	}
-	clk.SetTime(clk.Now().Add(700 * time.Millisecond))
-	if w := g.wait("a"); w != 0 {
-		t.Fatalf("wait when the period is over = %v, want 0", w)
-	}
-	g.done("a")
-	if w := g.wait("a"); w != time.Second {
-		t.Fatalf("wait after done = %v, want a new period", w)
-	}
-	// A sync that comes back late (a busy queue) takes the step; the hold
-	// does not start again.
-	clk.SetTime(clk.Now().Add(5 * time.Second))
-	if w := g.wait("a"); w != 0 {
-		t.Fatalf("wait long after the hold began = %v, want 0", w)
-	}
-
-	off := newGatherer(0, clk)
-	if w := off.wait("a"); w != 0 {
-		t.Fatalf("period 0: wait = %v, want 0", w)
-	}
-}
 
 // gatheringFixture is a rollout of 10 replicas (maxSurge 3, maxUnavailable
 // 2) midway: the new ReplicaSet at newReplicas with newReady available, the
@@ -53,7 +19,7 @@ func gatheringFixture(t *testing.T, newReplicas, newReady, oldReplicas int32) *f
 	newRS := replicaSet(d, name, "img:2", newReplicas, newer, rev(2), sized(10, 13), running(newReady))
 	oldRS := replicaSet(d, "web-old", "img:1", oldReplicas, old, rev(1), sized(10, 13), running(oldReplicas))
 	f := newFixture(t, d, newRS, oldRS)
-	f.c.steps = newGatherer(time.Second, f.clock)
+	f.c.steps = controller.NewDeadlines(time.Second, f.clock)
 	return f
 }
 
