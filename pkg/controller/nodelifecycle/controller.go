@@ -260,24 +260,10 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 // taintLoop works the zones' taint queues every taintingPeriod, as
-// upstream, but only while a queue holds a node: with none queued (a healthy
-// cluster, nearly always) it sleeps until markNodeForTainting queues one,
-// then works the queues one period later, as upstream's next tick would at
-// the latest. A pass over empty queues changes nothing (it takes no token
-// from a zone's limiter). Once the workqueue tickers were shared
-// (controller.QueueClock), upstream's ten passes a second were the most
-// frequent wake-up left in an idle kcm, though removing them moved its idle
-// CPU by less than the measurement's noise.
+// upstream's does; a pass over empty queues changes nothing and takes no
+// token from a zone's limiter.
 func (c *Controller) taintLoop(ctx context.Context) {
-	for {
-		c.noExecuteTaintingPass(ctx)
-		if !c.zones.anyPending() && !c.zones.waitForNode(ctx) {
-			return
-		}
-		if !c.sleep(ctx, taintingPeriod) {
-			return
-		}
-	}
+	c.every(ctx, taintingPeriod, c.noExecuteTaintingPass)
 }
 
 // every runs f, then waits period after it returns, until ctx is done.

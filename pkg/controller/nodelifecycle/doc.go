@@ -38,10 +38,6 @@
 //     (leasecheck.go); a deleted node's health record goes with it;
 //   - node sync errors are retried with backoff (upstream never retries),
 //     and a --node-monitor-period of 0 is refused (upstream would spin);
-//   - the zones' taint queues are worked every 100 ms as upstream's, but
-//     only while one holds a node; with all of them empty the loop sleeps
-//     until a node is queued (upstream passes ten times a second over empty
-//     queues; such a pass takes no limiter token, so nothing else changes);
 //   - the monitor pass (every node, every --node-monitor-period) copies a
 //     node only to mark it Unknown, hands out health records without
 //     copying the status and Lease they point to (neither is changed in

@@ -3,7 +3,6 @@ package nodelifecycle
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -90,49 +89,14 @@ func (p evictionPolicy) qpsFor(state zoneState, zoneSize int) float32 {
 }
 
 // zones holds the per-zone taint queues. Queues are created on a zone's
-// first node and never removed, as upstream. wake is signalled when a node
-// is queued; parks counts the taint loop's waits for one (tests follow the
-// loop by it).
+// first node and never removed, as upstream.
 type zones struct {
 	mu     sync.Mutex
 	queues map[string]*taintQueue
-	wake   chan struct{}
-	parks  atomic.Int64
 }
 
 func newZones() zones {
-	return zones{queues: map[string]*taintQueue{}, wake: make(chan struct{}, 1)}
-}
-
-// anyPending reports whether a zone's queue holds a node to handle.
-func (z *zones) anyPending() bool {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	for _, q := range z.queues {
-		if q.Len() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// waitForNode blocks until a node is queued and reports whether one was,
-// false if ctx ended first.
-func (z *zones) waitForNode(ctx context.Context) bool {
-	z.parks.Add(1)
-	select {
-	case <-ctx.Done():
-		return false
-	case <-z.wake:
-		return true
-	}
-}
-
-func (z *zones) notify() {
-	select {
-	case z.wake <- struct{}{}:
-	default:
-	}
+	return zones{queues: map[string]*taintQueue{}}
 }
 
 func (z *zones) queue(key string) *taintQueue {
@@ -177,11 +141,7 @@ func (c *Controller) markNodeForTainting(node *v1.Node, status v1.ConditionStatu
 	if want := noExecuteTaintFor(status); want != nil && !nodeutil.TaintExists(node.Spec.Taints, want) {
 		q.Remove(node.Name)
 	}
-	if !q.Add(node.Name, node.UID) {
-		return false
-	}
-	c.zones.notify()
-	return true
+	return q.Add(node.Name, node.UID)
 }
 
 // markNodeAsReachable removes the node's NoExecute taints and takes it out of
