@@ -67,7 +67,7 @@ parity: build tools
 	go run ./test/parity/cmd/parity $(PARITY_FLAGS)
 
 # Benchmark: upstream against ours under load, in one run (long; see
-# docs/BENCHMARKS.md), e.g. make bench BENCH_FLAGS='--phases nodes'.
+# docs/BENCHMARKS.md, "Running it"), e.g. make bench BENCH_FLAGS='--phases nodes'.
 bench: build tools
 	go run ./test/bench/cmd/bench $(BENCH_FLAGS)
 

@@ -17,7 +17,8 @@ const (
 	// is added when the ones there are nearly saturated, not before: at
 	// 0.6, bursts of the 500-QPS jobs and volumes benchmark phases held
 	// two Ps for most of the phase, and their spinning cost 10-20% of the
-	// process's CPU with no gain in wall time there (docs/BENCHMARKS.md).
+	// process's CPU with no gain in wall time there (docs/ARCHITECTURE.md,
+	// "Performance devices").
 	headroom = 0.9
 	// settle is how many periods in a row demand must stay below the
 	// current size before the Governor lowers it.

@@ -2,7 +2,7 @@
 // upstream's kube-controller-manager and for ours one after the other,
 // reporting wall time, CPU, memory and API requests per phase as a markdown
 // table (stdout and <out>/results.md) and as JSON (<out>/results.json).
-// See docs/BENCHMARKS.md.
+// See docs/BENCHMARKS.md, "Running it" and "How to read the figures".
 //
 // Exit status: 0 when every run could be measured (a phase that timed out is
 // a result, reported in the table), 1 when a run or phase failed, 130 when
