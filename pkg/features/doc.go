@@ -10,6 +10,16 @@
 // zz_generated_upstream.go (run `make features` to refresh it after bumping
 // k8s.io/kubernetes in hack/tools/k8s).
 //
+// # Gate names
+//
+// The generated file also declares one featuregate.Feature constant per
+// upstream gate, named as the gate (features.PodLevelResources, ...). Code
+// checks gates only through these constants: a misspelt name does not
+// compile, hack/verify.sh rejects gate names declared anywhere else, and a
+// test fails for any constant of this package that the gate kcm builds does
+// not register. kcm has no gates of its own; one would be declared here, in a
+// hand-written file, and registered next to the upstream table.
+//
 // # Wiring
 //
 // Upstream keeps the gates in k8s.io/apiserver/pkg/util/feature
@@ -26,8 +36,9 @@
 //
 // After step 3, code checks gates with
 // utilfeature.DefaultFeatureGate.Enabled(features.X), exactly as upstream
-// does; client-go's own gates (WatchListClient, ...) follow the same flag
-// because SetupGlobals routes client-go's feature lookups to that gate.
+// does, or with [Enabled], which also copes with a nil or bare test gate.
+// client-go's own gates (WatchListClient, ...) follow the same flag because
+// SetupGlobals routes client-go's feature lookups to that gate.
 //
 // Tests that need their own gate can use [Register] with a fresh
 // featuregate.NewVersionedFeatureGate and basecompatibility.NewComponentGlobalsRegistry.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/util/compatibility"
@@ -13,26 +15,7 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/component-base/featuregate"
-)
-
-// Gates consulted by the controller registry. Each must exist in the generated
-// upstream table (enforced by the tests).
-const (
-	APIServerIdentity                                featuregate.Feature = "APIServerIdentity"
-	ClusterTrustBundle                               featuregate.Feature = "ClusterTrustBundle"
-	ControllerManagerReleaseLeaderElectionLockOnExit featuregate.Feature = "ControllerManagerReleaseLeaderElectionLockOnExit"
-	CoordinatedLeaderElection                        featuregate.Feature = "CoordinatedLeaderElection"
-	DRADeviceTaints                                  featuregate.Feature = "DRADeviceTaints"
-	DRAResourcePoolStatus                            featuregate.Feature = "DRAResourcePoolStatus"
-	DeploymentReplicaSetTerminatingReplicas          featuregate.Feature = "DeploymentReplicaSetTerminatingReplicas"
-	DynamicResourceAllocation                        featuregate.Feature = "DynamicResourceAllocation"
-	GenericWorkload                                  featuregate.Feature = "GenericWorkload"
-	MultiCIDRServiceAllocator                        featuregate.Feature = "MultiCIDRServiceAllocator"
-	PodCertificateRequest                            featuregate.Feature = "PodCertificateRequest"
-	SELinuxChangePolicy                              featuregate.Feature = "SELinuxChangePolicy"
-	SeparateTaintEvictionController                  featuregate.Feature = "SeparateTaintEvictionController"
-	StorageVersionAPI                                featuregate.Feature = "StorageVersionAPI"
-	VolumeAttributesClass                            featuregate.Feature = "VolumeAttributesClass"
+	"k8s.io/klog/v2"
 )
 
 // KubeComponent is the component name under which upstream registers its
@@ -225,6 +208,13 @@ func Gate() featuregate.FeatureGate {
 // Enabled reports whether f is on in fg. A nil gate, or one that does not
 // know f (unit tests build bare gates), gives upstream's v1.37 default for f,
 // so constructors need no fallback of their own.
+//
+// f should be one of this package's constants, so that a misspelt gate does
+// not compile. A name that neither fg nor the upstream table knows (a
+// featuregate.Feature built from a string) never silently means "off": in a
+// test binary Enabled panics, so the test fails; in production, where a gate
+// query must not bring kcm down, it logs an error once per name and reports
+// false.
 func Enabled(fg featuregate.FeatureGate, f featuregate.Feature) bool {
 	if fg != nil {
 		prefix := string(f) + "="
@@ -234,12 +224,34 @@ func Enabled(fg featuregate.FeatureGate, f featuregate.Feature) bool {
 			}
 		}
 	}
+	specs, ok := upstreamFeatureGates[f]
+	if !ok {
+		unknownGate(f)
+		return false
+	}
 	enabled := false
 	bin := BinaryVersion()
-	for _, spec := range UpstreamGates()[f] {
+	for _, spec := range specs {
 		if !bin.LessThan(spec.Version) {
 			enabled = spec.Default
 		}
 	}
 	return enabled
+}
+
+// inTest reports whether this is a test binary; this package's tests replace
+// it to exercise the production path of unknownGate.
+var inTest = testing.Testing
+
+// reportedUnknown holds the unknown gate names Enabled has logged.
+var reportedUnknown sync.Map
+
+// unknownGate handles a query for a gate nobody registered; see Enabled.
+func unknownGate(f featuregate.Feature) {
+	if inTest() {
+		panic(fmt.Sprintf("features.Enabled: unknown feature gate %q: use a constant of github.com/kcm-dev/kcm/pkg/features", f))
+	}
+	if _, seen := reportedUnknown.LoadOrStore(f, true); !seen {
+		klog.ErrorS(nil, "Unknown feature gate queried, treating it as disabled", "featureGate", f)
+	}
 }

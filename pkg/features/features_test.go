@@ -2,7 +2,12 @@ package features
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,15 +24,6 @@ import (
 	zpagesfeatures "k8s.io/component-base/zpages/features"
 	cmfeatures "k8s.io/controller-manager/pkg/features"
 )
-
-// registryGates are the gates the controller registry consults.
-var registryGates = []featuregate.Feature{
-	DynamicResourceAllocation, DRADeviceTaints, ClusterTrustBundle, PodCertificateRequest,
-	GenericWorkload, DRAResourcePoolStatus, APIServerIdentity, StorageVersionAPI,
-	SELinuxChangePolicy, MultiCIDRServiceAllocator, SeparateTaintEvictionController,
-	VolumeAttributesClass, DeploymentReplicaSetTerminatingReplicas, CoordinatedLeaderElection,
-	ControllerManagerReleaseLeaderElectionLockOnExit,
-}
 
 // newGlobals builds a fresh registry + gate wired like the binary, and its flags.
 func newGlobals(t *testing.T, args ...string) (basecompatibility.ComponentGlobalsRegistry, featuregate.MutableVersionedFeatureGate, error) {
@@ -75,14 +71,110 @@ func TestTableSanity(t *testing.T) {
 	}
 }
 
-func TestRegistryGatesExist(t *testing.T) {
-	for _, name := range registryGates {
-		if _, ok := upstreamFeatureGates[name]; !ok {
-			t.Errorf("gate %s is not in the generated upstream table", name)
+// gateConstants returns, by name, every featuregate.Feature constant the
+// package's non-test files declare (generated or hand-written), read from the
+// source so that a constant no table registers cannot hide.
+func gateConstants(t *testing.T) map[string]featuregate.Feature {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]featuregate.Feature{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				sel, ok := vs.Type.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Feature" {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						t.Errorf("%s: constant %s is not a string literal", fset.Position(name.Pos()), name.Name)
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[name.Name] = featuregate.Feature(v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Every gate constant names a gate that the gate kcm builds knows, under the
+// constant's own name: a stale or misspelt constant fails here.
+func TestConstantsRegistered(t *testing.T) {
+	consts := gateConstants(t)
+	if len(consts) < len(upstreamFeatureGates) {
+		t.Fatalf("found %d gate constants, want at least the %d of the upstream table", len(consts), len(upstreamFeatureGates))
+	}
+	_, fg, err := newGlobals(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := fg.GetAllVersioned()
+	for name, value := range consts {
+		if string(value) != name {
+			t.Errorf("constant %s = %q: a gate constant is named as its gate", name, value)
+		}
+		if _, ok := known[value]; !ok {
+			t.Errorf("constant %s: gate %q is not registered by Register", name, value)
+		}
+		if _, ok := upstreamFeatureGates[value]; !ok {
+			t.Errorf("constant %s: gate %q is not in the generated upstream table", name, value)
 		}
 	}
 	if cmfeatures.ControllerManagerReleaseLeaderElectionLockOnExit != ControllerManagerReleaseLeaderElectionLockOnExit {
 		t.Errorf("constant differs from k8s.io/controller-manager's")
+	}
+}
+
+func TestEnabledUnknownGate(t *testing.T) {
+	const unknown featuregate.Feature = "NoSuchGate"
+	for _, fg := range []featuregate.FeatureGate{nil, featuregate.NewFeatureGate()} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"NoSuchGate"`) {
+					t.Errorf("Enabled(%v, unknown) in a test: recovered %v, want a panic naming the gate", fg, r)
+				}
+			}()
+			Enabled(fg, unknown)
+		}()
+	}
+
+	// Production: no panic, off, logged once.
+	inTest = func() bool { return false }
+	defer func() { inTest = testing.Testing }()
+	for range 2 {
+		if Enabled(nil, unknown) {
+			t.Errorf("Enabled(nil, unknown) = true in production, want false")
+		}
+	}
+	if _, ok := reportedUnknown.Load(unknown); !ok {
+		t.Errorf("unknown gate not recorded as reported")
+	}
+
+	// Known gates keep working through both paths.
+	if !Enabled(nil, DeploymentReplicaSetTerminatingReplicas) || Enabled(nil, GenericWorkload) {
+		t.Errorf("upstream defaults wrong for a nil gate")
 	}
 }
 
@@ -319,7 +411,7 @@ func TestSetupGlobals(t *testing.T) {
 	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
 		t.Errorf("client-go does not follow --feature-gates")
 	}
-	for _, name := range registryGates {
+	for _, name := range gateConstants(t) {
 		_ = utilfeature.DefaultFeatureGate.Enabled(name) // panics if unregistered
 	}
 }

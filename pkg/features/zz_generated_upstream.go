@@ -10,999 +10,1257 @@ import (
 // UpstreamKubernetesVersion is the k8s.io/kubernetes release the gate table was taken from.
 const UpstreamKubernetesVersion = "v1.37.1"
 
+// The feature gates that upstream kube-controller-manager registers, one
+// constant per entry of upstreamFeatureGates: check them with
+// features.Enabled(fg, features.X) or fg.Enabled(features.X).
+const (
+	APIResponseCompression                               featuregate.Feature = "APIResponseCompression"
+	APIServerIdentity                                    featuregate.Feature = "APIServerIdentity"
+	APIServerWebhookAuthenticationToken                  featuregate.Feature = "APIServerWebhookAuthenticationToken"
+	APIServingWithRoutine                                featuregate.Feature = "APIServingWithRoutine"
+	AggregatedDiscoveryRemoveBetaType                    featuregate.Feature = "AggregatedDiscoveryRemoveBetaType"
+	AllowDNSOnlyNodeCSR                                  featuregate.Feature = "AllowDNSOnlyNodeCSR"
+	AllowInsecureKubeletCertificateSigningRequests       featuregate.Feature = "AllowInsecureKubeletCertificateSigningRequests"
+	AllowOverwriteTerminationGracePeriodSeconds          featuregate.Feature = "AllowOverwriteTerminationGracePeriodSeconds"
+	AllowParsingUserUIDFromCertAuth                      featuregate.Feature = "AllowParsingUserUIDFromCertAuth"
+	AllowServiceExternalIPs                              featuregate.Feature = "AllowServiceExternalIPs"
+	AllowUnsafeMalformedObjectDeletion                   featuregate.Feature = "AllowUnsafeMalformedObjectDeletion"
+	AtomicFIFO                                           featuregate.Feature = "AtomicFIFO"
+	AtomicWriteVolumeUserFields                          featuregate.Feature = "AtomicWriteVolumeUserFields"
+	AuthorizePodWebsocketUpgradeCreatePermission         featuregate.Feature = "AuthorizePodWebsocketUpgradeCreatePermission"
+	CBORServingAndStorage                                featuregate.Feature = "CBORServingAndStorage"
+	CPUManagerPolicyAlphaOptions                         featuregate.Feature = "CPUManagerPolicyAlphaOptions"
+	CPUManagerPolicyBetaOptions                          featuregate.Feature = "CPUManagerPolicyBetaOptions"
+	CPUManagerPolicyOptions                              featuregate.Feature = "CPUManagerPolicyOptions"
+	CRDObservedGenerationTracking                        featuregate.Feature = "CRDObservedGenerationTracking"
+	CRDValidationRatcheting                              featuregate.Feature = "CRDValidationRatcheting"
+	CRIListStreaming                                     featuregate.Feature = "CRIListStreaming"
+	CSIServiceAccountTokenSecrets                        featuregate.Feature = "CSIServiceAccountTokenSecrets"
+	CSIVolumeHealth                                      featuregate.Feature = "CSIVolumeHealth"
+	ChangeContainerStatusOnKubeletRestart                featuregate.Feature = "ChangeContainerStatusOnKubeletRestart"
+	ClearingNominatedNodeNameAfterBinding                featuregate.Feature = "ClearingNominatedNodeNameAfterBinding"
+	ClientsAllowCARotation                               featuregate.Feature = "ClientsAllowCARotation"
+	ClientsAllowCBOR                                     featuregate.Feature = "ClientsAllowCBOR"
+	ClientsAllowTLSCacheGC                               featuregate.Feature = "ClientsAllowTLSCacheGC"
+	ClientsPreferCBOR                                    featuregate.Feature = "ClientsPreferCBOR"
+	CloudControllerManagerWatchBasedRoutesReconciliation featuregate.Feature = "CloudControllerManagerWatchBasedRoutesReconciliation"
+	CloudControllerManagerWebhook                        featuregate.Feature = "CloudControllerManagerWebhook"
+	ClusterTrustBundle                                   featuregate.Feature = "ClusterTrustBundle"
+	ClusterTrustBundleProjection                         featuregate.Feature = "ClusterTrustBundleProjection"
+	ComponentFlagz                                       featuregate.Feature = "ComponentFlagz"
+	ComponentStatusz                                     featuregate.Feature = "ComponentStatusz"
+	CompositePodGroup                                    featuregate.Feature = "CompositePodGroup"
+	ConcurrentWatchObjectDecode                          featuregate.Feature = "ConcurrentWatchObjectDecode"
+	ConsistentListFromCacheSkipTimeoutFallback           featuregate.Feature = "ConsistentListFromCacheSkipTimeoutFallback"
+	ConstrainedImpersonation                             featuregate.Feature = "ConstrainedImpersonation"
+	ContainerCheckpoint                                  featuregate.Feature = "ContainerCheckpoint"
+	ContainerRestartRules                                featuregate.Feature = "ContainerRestartRules"
+	ContainerStopSignals                                 featuregate.Feature = "ContainerStopSignals"
+	ContextualLogging                                    featuregate.Feature = "ContextualLogging"
+	ControllerManagerReleaseLeaderElectionLockOnExit     featuregate.Feature = "ControllerManagerReleaseLeaderElectionLockOnExit"
+	CoordinatedLeaderElection                            featuregate.Feature = "CoordinatedLeaderElection"
+	CrossNamespaceVolumeDataSource                       featuregate.Feature = "CrossNamespaceVolumeDataSource"
+	CustomCPUCFSQuotaPeriod                              featuregate.Feature = "CustomCPUCFSQuotaPeriod"
+	CustomResourceFieldSelectors                         featuregate.Feature = "CustomResourceFieldSelectors"
+	DRAAdminAccess                                       featuregate.Feature = "DRAAdminAccess"
+	DRAConsumableCapacity                                featuregate.Feature = "DRAConsumableCapacity"
+	DRADerivedAttributes                                 featuregate.Feature = "DRADerivedAttributes"
+	DRADeviceBindingConditions                           featuregate.Feature = "DRADeviceBindingConditions"
+	DRADeviceCompatibilityGroups                         featuregate.Feature = "DRADeviceCompatibilityGroups"
+	DRADeviceTaintRules                                  featuregate.Feature = "DRADeviceTaintRules"
+	DRADeviceTaints                                      featuregate.Feature = "DRADeviceTaints"
+	DRAExtendedResource                                  featuregate.Feature = "DRAExtendedResource"
+	DRAFractionalCapacityRange                           featuregate.Feature = "DRAFractionalCapacityRange"
+	DRAListTypeAttributes                                featuregate.Feature = "DRAListTypeAttributes"
+	DRANodeAllocatableResources                          featuregate.Feature = "DRANodeAllocatableResources"
+	DRAOptionalNodeOperations                            featuregate.Feature = "DRAOptionalNodeOperations"
+	DRAPartitionableDevices                              featuregate.Feature = "DRAPartitionableDevices"
+	DRAPartitionableDevicesType                          featuregate.Feature = "DRAPartitionableDevicesType"
+	DRAPrioritizedList                                   featuregate.Feature = "DRAPrioritizedList"
+	DRAResourceClaimDeviceStatus                         featuregate.Feature = "DRAResourceClaimDeviceStatus"
+	DRAResourceClaimGranularStatusAuthorization          featuregate.Feature = "DRAResourceClaimGranularStatusAuthorization"
+	DRAResourcePoolStatus                                featuregate.Feature = "DRAResourcePoolStatus"
+	DRASchedulerFilterTimeout                            featuregate.Feature = "DRASchedulerFilterTimeout"
+	DRAWorkloadResourceClaims                            featuregate.Feature = "DRAWorkloadResourceClaims"
+	DeclarativeValidation                                featuregate.Feature = "DeclarativeValidation"
+	DeclarativeValidationBeta                            featuregate.Feature = "DeclarativeValidationBeta"
+	DeclarativeValidationTakeover                        featuregate.Feature = "DeclarativeValidationTakeover"
+	DefaultPodSysctls                                    featuregate.Feature = "DefaultPodSysctls"
+	DeploymentReplicaSetTerminatingReplicas              featuregate.Feature = "DeploymentReplicaSetTerminatingReplicas"
+	DetectCacheInconsistency                             featuregate.Feature = "DetectCacheInconsistency"
+	DisableAllocatorDualWrite                            featuregate.Feature = "DisableAllocatorDualWrite"
+	DisableCPUQuotaWithExclusiveCPUs                     featuregate.Feature = "DisableCPUQuotaWithExclusiveCPUs"
+	DisableNodeKubeProxyVersion                          featuregate.Feature = "DisableNodeKubeProxyVersion"
+	DynamicResourceAllocation                            featuregate.Feature = "DynamicResourceAllocation"
+	EmptyDirVolumeMode                                   featuregate.Feature = "EmptyDirVolumeMode"
+	EnvFiles                                             featuregate.Feature = "EnvFiles"
+	EtcdRangeStream                                      featuregate.Feature = "EtcdRangeStream"
+	EventedPLEG                                          featuregate.Feature = "EventedPLEG"
+	EvictionRequestAPI                                   featuregate.Feature = "EvictionRequestAPI"
+	ExcludeAdmissionWebhookVirtualResources              featuregate.Feature = "ExcludeAdmissionWebhookVirtualResources"
+	ExecProbeTimeout                                     featuregate.Feature = "ExecProbeTimeout"
+	ExtendWebSocketsToKubelet                            featuregate.Feature = "ExtendWebSocketsToKubelet"
+	ExternalServiceAccountTokenSigner                    featuregate.Feature = "ExternalServiceAccountTokenSigner"
+	GRPCContainerProbeTLS                                featuregate.Feature = "GRPCContainerProbeTLS"
+	GenericWorkload                                      featuregate.Feature = "GenericWorkload"
+	GitRepoVolumeDriver                                  featuregate.Feature = "GitRepoVolumeDriver"
+	GracefulNodeShutdown                                 featuregate.Feature = "GracefulNodeShutdown"
+	GracefulNodeShutdownBasedOnPodPriority               featuregate.Feature = "GracefulNodeShutdownBasedOnPodPriority"
+	H2CContainerProbe                                    featuregate.Feature = "H2CContainerProbe"
+	HPAConfigurableTolerance                             featuregate.Feature = "HPAConfigurableTolerance"
+	HPAGeneration                                        featuregate.Feature = "HPAGeneration"
+	HPAOptimizedSelectorStore                            featuregate.Feature = "HPAOptimizedSelectorStore"
+	HPAScaleToZero                                       featuregate.Feature = "HPAScaleToZero"
+	HostnameOverride                                     featuregate.Feature = "HostnameOverride"
+	HugepageAwareEviction                                featuregate.Feature = "HugepageAwareEviction"
+	ImageMaximumGCAge                                    featuregate.Feature = "ImageMaximumGCAge"
+	ImageVolume                                          featuregate.Feature = "ImageVolume"
+	ImageVolumeWithDigest                                featuregate.Feature = "ImageVolumeWithDigest"
+	InOrderInformers                                     featuregate.Feature = "InOrderInformers"
+	InOrderInformersBatchProcess                         featuregate.Feature = "InOrderInformersBatchProcess"
+	InPlacePodLevelResourcesVerticalScaling              featuregate.Feature = "InPlacePodLevelResourcesVerticalScaling"
+	InPlacePodVerticalScaling                            featuregate.Feature = "InPlacePodVerticalScaling"
+	InPlacePodVerticalScalingExclusiveCPUs               featuregate.Feature = "InPlacePodVerticalScalingExclusiveCPUs"
+	InPlacePodVerticalScalingExclusiveMemory             featuregate.Feature = "InPlacePodVerticalScalingExclusiveMemory"
+	InPlacePodVerticalScalingInitContainers              featuregate.Feature = "InPlacePodVerticalScalingInitContainers"
+	InPlacePodVerticalScalingMemoryBackedVolumes         featuregate.Feature = "InPlacePodVerticalScalingMemoryBackedVolumes"
+	InPlacePodVerticalScalingSchedulerPreemption         featuregate.Feature = "InPlacePodVerticalScalingSchedulerPreemption"
+	InformerResourceVersion                              featuregate.Feature = "InformerResourceVersion"
+	InterPodAffinityHostnameFastPath                     featuregate.Feature = "InterPodAffinityHostnameFastPath"
+	JobManagedBy                                         featuregate.Feature = "JobManagedBy"
+	KMSv1                                                featuregate.Feature = "KMSv1"
+	KubeProxyIPVS                                        featuregate.Feature = "KubeProxyIPVS"
+	KubeProxyNFTablesLocalhostNodePorts                  featuregate.Feature = "KubeProxyNFTablesLocalhostNodePorts"
+	KubeletAllocatedPodsEndpoint                         featuregate.Feature = "KubeletAllocatedPodsEndpoint"
+	KubeletCgroupDriverFromCRI                           featuregate.Feature = "KubeletCgroupDriverFromCRI"
+	KubeletCrashLoopBackOffMax                           featuregate.Feature = "KubeletCrashLoopBackOffMax"
+	KubeletEnsureSecretPulledImages                      featuregate.Feature = "KubeletEnsureSecretPulledImages"
+	KubeletFineGrainedAuthz                              featuregate.Feature = "KubeletFineGrainedAuthz"
+	KubeletInUserNamespace                               featuregate.Feature = "KubeletInUserNamespace"
+	KubeletPSI                                           featuregate.Feature = "KubeletPSI"
+	KubeletPodResourcesDynamicResources                  featuregate.Feature = "KubeletPodResourcesDynamicResources"
+	KubeletPodResourcesGet                               featuregate.Feature = "KubeletPodResourcesGet"
+	KubeletPodResourcesListUseActivePods                 featuregate.Feature = "KubeletPodResourcesListUseActivePods"
+	KubeletRegistrationGetOnExistsOnly                   featuregate.Feature = "KubeletRegistrationGetOnExistsOnly"
+	KubeletSeparateDiskGC                                featuregate.Feature = "KubeletSeparateDiskGC"
+	KubeletServiceAccountTokenForCredentialProviders     featuregate.Feature = "KubeletServiceAccountTokenForCredentialProviders"
+	KubeletTracing                                       featuregate.Feature = "KubeletTracing"
+	ListFromCacheSnapshot                                featuregate.Feature = "ListFromCacheSnapshot"
+	LocalStorageCapacityIsolationFSQuotaMonitoring       featuregate.Feature = "LocalStorageCapacityIsolationFSQuotaMonitoring"
+	LoggingAlphaOptions                                  featuregate.Feature = "LoggingAlphaOptions"
+	LoggingBetaOptions                                   featuregate.Feature = "LoggingBetaOptions"
+	ManifestBasedAdmissionControlConfig                  featuregate.Feature = "ManifestBasedAdmissionControlConfig"
+	MatchLabelKeysInPodAffinity                          featuregate.Feature = "MatchLabelKeysInPodAffinity"
+	MatchLabelKeysInPodTopologySpread                    featuregate.Feature = "MatchLabelKeysInPodTopologySpread"
+	MatchLabelKeysInPodTopologySpreadSelectorMerge       featuregate.Feature = "MatchLabelKeysInPodTopologySpreadSelectorMerge"
+	MaxUnavailableStatefulSet                            featuregate.Feature = "MaxUnavailableStatefulSet"
+	MemoryQoS                                            featuregate.Feature = "MemoryQoS"
+	MultiCIDRServiceAllocator                            featuregate.Feature = "MultiCIDRServiceAllocator"
+	MutableCSINodeAllocatableCount                       featuregate.Feature = "MutableCSINodeAllocatableCount"
+	MutablePVNodeAffinity                                featuregate.Feature = "MutablePVNodeAffinity"
+	MutablePodResourcesForSuspendedJobs                  featuregate.Feature = "MutablePodResourcesForSuspendedJobs"
+	MutableSchedulingDirectivesForSuspendedJobs          featuregate.Feature = "MutableSchedulingDirectivesForSuspendedJobs"
+	MutatingAdmissionPolicy                              featuregate.Feature = "MutatingAdmissionPolicy"
+	NFTablesNetlink                                      featuregate.Feature = "NFTablesNetlink"
+	NFTablesProxyMode                                    featuregate.Feature = "NFTablesProxyMode"
+	NativeHistograms                                     featuregate.Feature = "NativeHistograms"
+	NodeControllerLeaseCircuitBreaker                    featuregate.Feature = "NodeControllerLeaseCircuitBreaker"
+	NodeDeclaredFeatures                                 featuregate.Feature = "NodeDeclaredFeatures"
+	NodeInclusionPolicyInPodTopologySpread               featuregate.Feature = "NodeInclusionPolicyInPodTopologySpread"
+	NodeLifecycleConditions                              featuregate.Feature = "NodeLifecycleConditions"
+	NodeLogQuery                                         featuregate.Feature = "NodeLogQuery"
+	NodeSwap                                             featuregate.Feature = "NodeSwap"
+	NominatedNodeNameForExpectation                      featuregate.Feature = "NominatedNodeNameForExpectation"
+	OpenAPIEnums                                         featuregate.Feature = "OpenAPIEnums"
+	OpportunisticBatching                                featuregate.Feature = "OpportunisticBatching"
+	PLEGOnDemandRelist                                   featuregate.Feature = "PLEGOnDemandRelist"
+	PersistentVolumeClaimUnusedSinceTime                 featuregate.Feature = "PersistentVolumeClaimUnusedSinceTime"
+	PodAndContainerStatsFromCRI                          featuregate.Feature = "PodAndContainerStatsFromCRI"
+	PodCertificateRequest                                featuregate.Feature = "PodCertificateRequest"
+	PodDeletionCost                                      featuregate.Feature = "PodDeletionCost"
+	PodGroupPreemptionPolicy                             featuregate.Feature = "PodGroupPreemptionPolicy"
+	PodLevelResourceManagers                             featuregate.Feature = "PodLevelResourceManagers"
+	PodLevelResources                                    featuregate.Feature = "PodLevelResources"
+	PodLevelResourcesFixDefaulting                       featuregate.Feature = "PodLevelResourcesFixDefaulting"
+	PodLevelResourcesFixKubeletQOSClass                  featuregate.Feature = "PodLevelResourcesFixKubeletQOSClass"
+	PodLogsQuerySplitStreams                             featuregate.Feature = "PodLogsQuerySplitStreams"
+	PodObservedGenerationTracking                        featuregate.Feature = "PodObservedGenerationTracking"
+	PodReadyToStartContainersCondition                   featuregate.Feature = "PodReadyToStartContainersCondition"
+	PodSchedulingReadiness                               featuregate.Feature = "PodSchedulingReadiness"
+	PodTopologyLabelsAdmission                           featuregate.Feature = "PodTopologyLabelsAdmission"
+	PodsAPI                                              featuregate.Feature = "PodsAPI"
+	PortForwardWebsockets                                featuregate.Feature = "PortForwardWebsockets"
+	PreferSameTrafficDistribution                        featuregate.Feature = "PreferSameTrafficDistribution"
+	ProcMountType                                        featuregate.Feature = "ProcMountType"
+	QOSReserved                                          featuregate.Feature = "QOSReserved"
+	RecoverVolumeExpansionFailure                        featuregate.Feature = "RecoverVolumeExpansionFailure"
+	RecursiveReadOnlyMounts                              featuregate.Feature = "RecursiveReadOnlyMounts"
+	ReduceDefaultCrashLoopBackOffDecay                   featuregate.Feature = "ReduceDefaultCrashLoopBackOffDecay"
+	RelaxedEnvironmentVariableValidation                 featuregate.Feature = "RelaxedEnvironmentVariableValidation"
+	RelaxedServiceNameValidation                         featuregate.Feature = "RelaxedServiceNameValidation"
+	ReloadKubeletClientCAFile                            featuregate.Feature = "ReloadKubeletClientCAFile"
+	ReloadKubeletServerCertificateFile                   featuregate.Feature = "ReloadKubeletServerCertificateFile"
+	RemoteRequestHeaderUID                               featuregate.Feature = "RemoteRequestHeaderUID"
+	ResourceHealthStatus                                 featuregate.Feature = "ResourceHealthStatus"
+	ResourceHealthStatusMessage                          featuregate.Feature = "ResourceHealthStatusMessage"
+	RestartAllContainersOnContainerExits                 featuregate.Feature = "RestartAllContainersOnContainerExits"
+	RotateKubeletServerCertificate                       featuregate.Feature = "RotateKubeletServerCertificate"
+	RuntimeClassInImageCriApi                            featuregate.Feature = "RuntimeClassInImageCriApi"
+	SELinuxChangePolicy                                  featuregate.Feature = "SELinuxChangePolicy"
+	SELinuxMount                                         featuregate.Feature = "SELinuxMount"
+	SELinuxMountReadWriteOncePod                         featuregate.Feature = "SELinuxMountReadWriteOncePod"
+	SchedulerAsyncAPICalls                               featuregate.Feature = "SchedulerAsyncAPICalls"
+	SchedulerAsyncPreemption                             featuregate.Feature = "SchedulerAsyncPreemption"
+	SchedulerPopFromBackoffQ                             featuregate.Feature = "SchedulerPopFromBackoffQ"
+	SchedulerPreQueueingHints                            featuregate.Feature = "SchedulerPreQueueingHints"
+	SeparateCacheWatchRPC                                featuregate.Feature = "SeparateCacheWatchRPC"
+	SeparateTaintEvictionController                      featuregate.Feature = "SeparateTaintEvictionController"
+	ServiceAccountNodeAudienceRestriction                featuregate.Feature = "ServiceAccountNodeAudienceRestriction"
+	ServiceAccountTokenJTI                               featuregate.Feature = "ServiceAccountTokenJTI"
+	ServiceAccountTokenNodeBinding                       featuregate.Feature = "ServiceAccountTokenNodeBinding"
+	ServiceAccountTokenNodeBindingValidation             featuregate.Feature = "ServiceAccountTokenNodeBindingValidation"
+	ServiceAccountTokenPodNodeInfo                       featuregate.Feature = "ServiceAccountTokenPodNodeInfo"
+	ServiceCIDRStatusFieldWiping                         featuregate.Feature = "ServiceCIDRStatusFieldWiping"
+	ShardedListAndWatch                                  featuregate.Feature = "ShardedListAndWatch"
+	SizeBasedListCostEstimate                            featuregate.Feature = "SizeBasedListCostEstimate"
+	StaleControllerConsistencyDaemonSet                  featuregate.Feature = "StaleControllerConsistencyDaemonSet"
+	StaleControllerConsistencyHPA                        featuregate.Feature = "StaleControllerConsistencyHPA"
+	StaleControllerConsistencyJob                        featuregate.Feature = "StaleControllerConsistencyJob"
+	StaleControllerConsistencyReplicaSet                 featuregate.Feature = "StaleControllerConsistencyReplicaSet"
+	StaleControllerConsistencyStatefulSet                featuregate.Feature = "StaleControllerConsistencyStatefulSet"
+	StatefulSetRecreateStrategy                          featuregate.Feature = "StatefulSetRecreateStrategy"
+	StatefulSetSemanticRevisionComparison                featuregate.Feature = "StatefulSetSemanticRevisionComparison"
+	StorageCapacityScoring                               featuregate.Feature = "StorageCapacityScoring"
+	StorageNamespaceIndex                                featuregate.Feature = "StorageNamespaceIndex"
+	StorageVersionAPI                                    featuregate.Feature = "StorageVersionAPI"
+	StorageVersionHash                                   featuregate.Feature = "StorageVersionHash"
+	StorageVersionMigrator                               featuregate.Feature = "StorageVersionMigrator"
+	StrictIPCIDRValidation                               featuregate.Feature = "StrictIPCIDRValidation"
+	StructuredAuthenticationConfigurationEgressSelector  featuregate.Feature = "StructuredAuthenticationConfigurationEgressSelector"
+	StructuredAuthenticationConfigurationJWKSMetrics     featuregate.Feature = "StructuredAuthenticationConfigurationJWKSMetrics"
+	SupplementalGroupsPolicy                             featuregate.Feature = "SupplementalGroupsPolicy"
+	SystemdWatchdog                                      featuregate.Feature = "SystemdWatchdog"
+	TaintTolerationComparisonOperators                   featuregate.Feature = "TaintTolerationComparisonOperators"
+	TokenRequestServiceAccountUIDValidation              featuregate.Feature = "TokenRequestServiceAccountUIDValidation"
+	TopologyAwareWorkloadScheduling                      featuregate.Feature = "TopologyAwareWorkloadScheduling"
+	TopologyManagerPolicyAlphaOptions                    featuregate.Feature = "TopologyManagerPolicyAlphaOptions"
+	TopologyManagerPolicyBetaOptions                     featuregate.Feature = "TopologyManagerPolicyBetaOptions"
+	TopologyManagerPolicyOptions                         featuregate.Feature = "TopologyManagerPolicyOptions"
+	TranslateStreamCloseWebsocketRequests                featuregate.Feature = "TranslateStreamCloseWebsocketRequests"
+	UnauthenticatedHTTP2DOSMitigation                    featuregate.Feature = "UnauthenticatedHTTP2DOSMitigation"
+	UnknownVersionInteroperabilityProxy                  featuregate.Feature = "UnknownVersionInteroperabilityProxy"
+	UnlockWhileProcessingFIFO                            featuregate.Feature = "UnlockWhileProcessingFIFO"
+	UserNamespacesHostNetworkSupport                     featuregate.Feature = "UserNamespacesHostNetworkSupport"
+	UserNamespacesSupport                                featuregate.Feature = "UserNamespacesSupport"
+	VolumeAttributesClass                                featuregate.Feature = "VolumeAttributesClass"
+	VolumeBindMountOptions                               featuregate.Feature = "VolumeBindMountOptions"
+	VolumeLimitScaling                                   featuregate.Feature = "VolumeLimitScaling"
+	WatchCacheInitializationPostStartHook                featuregate.Feature = "WatchCacheInitializationPostStartHook"
+	WatchList                                            featuregate.Feature = "WatchList"
+	WatchListClient                                      featuregate.Feature = "WatchListClient"
+	WatchListCompression                                 featuregate.Feature = "WatchListCompression"
+	WebhookRoundTripLoadBalancing                        featuregate.Feature = "WebhookRoundTripLoadBalancing"
+	WinDSR                                               featuregate.Feature = "WinDSR"
+	WinOverlay                                           featuregate.Feature = "WinOverlay"
+	WindowsCPUAndMemoryAffinity                          featuregate.Feature = "WindowsCPUAndMemoryAffinity"
+	WindowsGracefulNodeShutdown                          featuregate.Feature = "WindowsGracefulNodeShutdown"
+	WindowsHostNetwork                                   featuregate.Feature = "WindowsHostNetwork"
+	WorkloadWithJob                                      featuregate.Feature = "WorkloadWithJob"
+)
+
 // upstreamFeatureGates holds every feature gate (252) that upstream
 // kube-controller-manager registers, with all of its versioned specs.
 var upstreamFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
-	"APIResponseCompression": {
+	APIResponseCompression: {
 		{Version: version.MustParse("1.8"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.16"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"APIServerIdentity": {
+	APIServerIdentity: {
 		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"APIServerWebhookAuthenticationToken": {
+	APIServerWebhookAuthenticationToken: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"APIServingWithRoutine": {
+	APIServingWithRoutine: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"AggregatedDiscoveryRemoveBetaType": {
+	AggregatedDiscoveryRemoveBetaType: {
 		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"AllowDNSOnlyNodeCSR": {
+	AllowDNSOnlyNodeCSR: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"AllowInsecureKubeletCertificateSigningRequests": {
+	AllowInsecureKubeletCertificateSigningRequests: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"AllowOverwriteTerminationGracePeriodSeconds": {
+	AllowOverwriteTerminationGracePeriodSeconds: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"AllowParsingUserUIDFromCertAuth": {
+	AllowParsingUserUIDFromCertAuth: {
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"AllowServiceExternalIPs": {
+	AllowServiceExternalIPs: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 	},
-	"AllowUnsafeMalformedObjectDeletion": {
+	AllowUnsafeMalformedObjectDeletion: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"AtomicFIFO": {
+	AtomicFIFO: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"AtomicWriteVolumeUserFields": {
+	AtomicWriteVolumeUserFields: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"AuthorizePodWebsocketUpgradeCreatePermission": {
+	AuthorizePodWebsocketUpgradeCreatePermission: {
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"CBORServingAndStorage": {
+	CBORServingAndStorage: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CPUManagerPolicyAlphaOptions": {
+	CPUManagerPolicyAlphaOptions: {
 		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CPUManagerPolicyBetaOptions": {
+	CPUManagerPolicyBetaOptions: {
 		{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"CPUManagerPolicyOptions": {
+	CPUManagerPolicyOptions: {
 		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"CRDObservedGenerationTracking": {
+	CRDObservedGenerationTracking: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"CRDValidationRatcheting": {
+	CRDValidationRatcheting: {
 		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"CRIListStreaming": {
+	CRIListStreaming: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CSIServiceAccountTokenSecrets": {
+	CSIServiceAccountTokenSecrets: {
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"CSIVolumeHealth": {
+	CSIVolumeHealth: {
 		{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ChangeContainerStatusOnKubeletRestart": {
+	ChangeContainerStatusOnKubeletRestart: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"ClearingNominatedNodeNameAfterBinding": {
+	ClearingNominatedNodeNameAfterBinding: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ClientsAllowCARotation": {
+	ClientsAllowCARotation: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ClientsAllowCBOR": {
+	ClientsAllowCBOR: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ClientsAllowTLSCacheGC": {
+	ClientsAllowTLSCacheGC: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ClientsPreferCBOR": {
+	ClientsPreferCBOR: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CloudControllerManagerWatchBasedRoutesReconciliation": {
+	CloudControllerManagerWatchBasedRoutesReconciliation: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CloudControllerManagerWebhook": {
+	CloudControllerManagerWebhook: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ClusterTrustBundle": {
+	ClusterTrustBundle: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"ClusterTrustBundleProjection": {
+	ClusterTrustBundleProjection: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"ComponentFlagz": {
+	ComponentFlagz: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ComponentStatusz": {
+	ComponentStatusz: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"CompositePodGroup": {
+	CompositePodGroup: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ConcurrentWatchObjectDecode": {
+	ConcurrentWatchObjectDecode: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ConsistentListFromCacheSkipTimeoutFallback": {
+	ConsistentListFromCacheSkipTimeoutFallback: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ConstrainedImpersonation": {
+	ConstrainedImpersonation: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ContainerCheckpoint": {
+	ContainerCheckpoint: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ContainerRestartRules": {
+	ContainerRestartRules: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ContainerStopSignals": {
+	ContainerStopSignals: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ContextualLogging": {
+	ContextualLogging: {
 		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ControllerManagerReleaseLeaderElectionLockOnExit": {
+	ControllerManagerReleaseLeaderElectionLockOnExit: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CoordinatedLeaderElection": {
+	CoordinatedLeaderElection: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"CrossNamespaceVolumeDataSource": {
+	CrossNamespaceVolumeDataSource: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"CustomCPUCFSQuotaPeriod": {
+	CustomCPUCFSQuotaPeriod: {
 		{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
 	},
-	"CustomResourceFieldSelectors": {
+	CustomResourceFieldSelectors: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DRAAdminAccess": {
+	DRAAdminAccess: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DRAConsumableCapacity": {
+	DRAConsumableCapacity: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DRADerivedAttributes": {
+	DRADerivedAttributes: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRADeviceBindingConditions": {
+	DRADeviceBindingConditions: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DRADeviceCompatibilityGroups": {
+	DRADeviceCompatibilityGroups: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRADeviceTaintRules": {
+	DRADeviceTaintRules: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"DRADeviceTaints": {
+	DRADeviceTaints: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"DRAExtendedResource": {
+	DRAExtendedResource: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DRAFractionalCapacityRange": {
+	DRAFractionalCapacityRange: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta, MinCompatibilityVersion: version.MustParse("1.37")},
 	},
-	"DRAListTypeAttributes": {
+	DRAListTypeAttributes: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRANodeAllocatableResources": {
+	DRANodeAllocatableResources: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRAOptionalNodeOperations": {
+	DRAOptionalNodeOperations: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRAPartitionableDevices": {
+	DRAPartitionableDevices: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DRAPartitionableDevicesType": {
+	DRAPartitionableDevicesType: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRAPrioritizedList": {
+	DRAPrioritizedList: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DRAResourceClaimDeviceStatus": {
+	DRAResourceClaimDeviceStatus: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DRAResourceClaimGranularStatusAuthorization": {
+	DRAResourceClaimGranularStatusAuthorization: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DRAResourcePoolStatus": {
+	DRAResourcePoolStatus: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DRASchedulerFilterTimeout": {
+	DRASchedulerFilterTimeout: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DRAWorkloadResourceClaims": {
+	DRAWorkloadResourceClaims: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"DeclarativeValidation": {
+	DeclarativeValidation: {
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DeclarativeValidationBeta": {
+	DeclarativeValidationBeta: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DeclarativeValidationTakeover": {
+	DeclarativeValidationTakeover: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"DefaultPodSysctls": {
+	DefaultPodSysctls: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"DeploymentReplicaSetTerminatingReplicas": {
+	DeploymentReplicaSetTerminatingReplicas: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DetectCacheInconsistency": {
+	DetectCacheInconsistency: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"DisableAllocatorDualWrite": {
+	DisableAllocatorDualWrite: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"DisableCPUQuotaWithExclusiveCPUs": {
+	DisableCPUQuotaWithExclusiveCPUs: {
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"DisableNodeKubeProxyVersion": {
+	DisableNodeKubeProxyVersion: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"DynamicResourceAllocation": {
+	DynamicResourceAllocation: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"EmptyDirVolumeMode": {
+	EmptyDirVolumeMode: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"EnvFiles": {
+	EnvFiles: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"EtcdRangeStream": {
+	EtcdRangeStream: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"EventedPLEG": {
+	EventedPLEG: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"EvictionRequestAPI": {
+	EvictionRequestAPI: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"ExcludeAdmissionWebhookVirtualResources": {
+	ExcludeAdmissionWebhookVirtualResources: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ExecProbeTimeout": {
+	ExecProbeTimeout: {
 		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ExtendWebSocketsToKubelet": {
+	ExtendWebSocketsToKubelet: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ExternalServiceAccountTokenSigner": {
+	ExternalServiceAccountTokenSigner: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"GRPCContainerProbeTLS": {
+	GRPCContainerProbeTLS: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"GenericWorkload": {
+	GenericWorkload: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"GitRepoVolumeDriver": {
+	GitRepoVolumeDriver: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"GracefulNodeShutdown": {
+	GracefulNodeShutdown: {
 		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.21"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"GracefulNodeShutdownBasedOnPodPriority": {
+	GracefulNodeShutdownBasedOnPodPriority: {
 		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"H2CContainerProbe": {
+	H2CContainerProbe: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"HPAConfigurableTolerance": {
+	HPAConfigurableTolerance: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"HPAGeneration": {
+	HPAGeneration: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"HPAOptimizedSelectorStore": {
+	HPAOptimizedSelectorStore: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"HPAScaleToZero": {
+	HPAScaleToZero: {
 		{Version: version.MustParse("1.16"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"HostnameOverride": {
+	HostnameOverride: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"HugepageAwareEviction": {
+	HugepageAwareEviction: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ImageMaximumGCAge": {
+	ImageMaximumGCAge: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ImageVolume": {
+	ImageVolume: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ImageVolumeWithDigest": {
+	ImageVolumeWithDigest: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"InOrderInformers": {
+	InOrderInformers: {
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"InOrderInformersBatchProcess": {
+	InOrderInformersBatchProcess: {
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"InPlacePodLevelResourcesVerticalScaling": {
+	InPlacePodLevelResourcesVerticalScaling: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"InPlacePodVerticalScaling": {
+	InPlacePodVerticalScaling: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"InPlacePodVerticalScalingExclusiveCPUs": {
+	InPlacePodVerticalScalingExclusiveCPUs: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"InPlacePodVerticalScalingExclusiveMemory": {
+	InPlacePodVerticalScalingExclusiveMemory: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"InPlacePodVerticalScalingInitContainers": {
+	InPlacePodVerticalScalingInitContainers: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"InPlacePodVerticalScalingMemoryBackedVolumes": {
+	InPlacePodVerticalScalingMemoryBackedVolumes: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"InPlacePodVerticalScalingSchedulerPreemption": {
+	InPlacePodVerticalScalingSchedulerPreemption: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"InformerResourceVersion": {
+	InformerResourceVersion: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA},
 	},
-	"InterPodAffinityHostnameFastPath": {
+	InterPodAffinityHostnameFastPath: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"JobManagedBy": {
+	JobManagedBy: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KMSv1": {
+	KMSv1: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"KubeProxyIPVS": {
+	KubeProxyIPVS: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated},
 	},
-	"KubeProxyNFTablesLocalhostNodePorts": {
+	KubeProxyNFTablesLocalhostNodePorts: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"KubeletAllocatedPodsEndpoint": {
+	KubeletAllocatedPodsEndpoint: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"KubeletCgroupDriverFromCRI": {
+	KubeletCgroupDriverFromCRI: {
 		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KubeletCrashLoopBackOffMax": {
+	KubeletCrashLoopBackOffMax: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"KubeletEnsureSecretPulledImages": {
+	KubeletEnsureSecretPulledImages: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"KubeletFineGrainedAuthz": {
+	KubeletFineGrainedAuthz: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KubeletInUserNamespace": {
+	KubeletInUserNamespace: {
 		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"KubeletPSI": {
+	KubeletPSI: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KubeletPodResourcesDynamicResources": {
+	KubeletPodResourcesDynamicResources: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KubeletPodResourcesGet": {
+	KubeletPodResourcesGet: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"KubeletPodResourcesListUseActivePods": {
+	KubeletPodResourcesListUseActivePods: {
 		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Deprecated},
 	},
-	"KubeletRegistrationGetOnExistsOnly": {
+	KubeletRegistrationGetOnExistsOnly: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"KubeletSeparateDiskGC": {
+	KubeletSeparateDiskGC: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"KubeletServiceAccountTokenForCredentialProviders": {
+	KubeletServiceAccountTokenForCredentialProviders: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"KubeletTracing": {
+	KubeletTracing: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ListFromCacheSnapshot": {
+	ListFromCacheSnapshot: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"LocalStorageCapacityIsolationFSQuotaMonitoring": {
+	LocalStorageCapacityIsolationFSQuotaMonitoring: {
 		{Version: version.MustParse("1.15"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"LoggingAlphaOptions": {
+	LoggingAlphaOptions: {
 		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"LoggingBetaOptions": {
+	LoggingBetaOptions: {
 		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ManifestBasedAdmissionControlConfig": {
+	ManifestBasedAdmissionControlConfig: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MatchLabelKeysInPodAffinity": {
+	MatchLabelKeysInPodAffinity: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"MatchLabelKeysInPodTopologySpread": {
+	MatchLabelKeysInPodTopologySpread: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MatchLabelKeysInPodTopologySpreadSelectorMerge": {
+	MatchLabelKeysInPodTopologySpreadSelectorMerge: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MaxUnavailableStatefulSet": {
+	MaxUnavailableStatefulSet: {
 		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MemoryQoS": {
+	MemoryQoS: {
 		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MultiCIDRServiceAllocator": {
+	MultiCIDRServiceAllocator: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"MutableCSINodeAllocatableCount": {
+	MutableCSINodeAllocatableCount: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"MutablePVNodeAffinity": {
+	MutablePVNodeAffinity: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"MutablePodResourcesForSuspendedJobs": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MutableSchedulingDirectivesForSuspendedJobs": {
+	MutablePodResourcesForSuspendedJobs: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"MutatingAdmissionPolicy": {
+	MutableSchedulingDirectivesForSuspendedJobs: {
+		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+	},
+	MutatingAdmissionPolicy: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
 	},
-	"NFTablesNetlink": {
+	NFTablesNetlink: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"NFTablesProxyMode": {
+	NFTablesProxyMode: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"NativeHistograms": {
+	NativeHistograms: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"NodeControllerLeaseCircuitBreaker": {
+	NodeControllerLeaseCircuitBreaker: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"NodeDeclaredFeatures": {
+	NodeDeclaredFeatures: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"NodeInclusionPolicyInPodTopologySpread": {
+	NodeInclusionPolicyInPodTopologySpread: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"NodeLifecycleConditions": {
+	NodeLifecycleConditions: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"NodeLogQuery": {
+	NodeLogQuery: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"NodeSwap": {
+	NodeSwap: {
 		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"NominatedNodeNameForExpectation": {
+	NominatedNodeNameForExpectation: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"OpenAPIEnums": {
+	OpenAPIEnums: {
 		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"OpportunisticBatching": {
+	OpportunisticBatching: {
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PLEGOnDemandRelist": {
+	PLEGOnDemandRelist: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"PersistentVolumeClaimUnusedSinceTime": {
+	PersistentVolumeClaimUnusedSinceTime: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodAndContainerStatsFromCRI": {
+	PodAndContainerStatsFromCRI: {
 		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"PodCertificateRequest": {
+	PodCertificateRequest: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"PodDeletionCost": {
+	PodDeletionCost: {
 		{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.22"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodGroupPreemptionPolicy": {
+	PodGroupPreemptionPolicy: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"PodLevelResourceManagers": {
+	PodLevelResourceManagers: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"PodLevelResources": {
+	PodLevelResources: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodLevelResourcesFixDefaulting": {
+	PodLevelResourcesFixDefaulting: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodLevelResourcesFixKubeletQOSClass": {
+	PodLevelResourcesFixKubeletQOSClass: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodLogsQuerySplitStreams": {
+	PodLogsQuerySplitStreams: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"PodObservedGenerationTracking": {
+	PodObservedGenerationTracking: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"PodReadyToStartContainersCondition": {
+	PodReadyToStartContainersCondition: {
 		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"PodSchedulingReadiness": {
+	PodSchedulingReadiness: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"PodTopologyLabelsAdmission": {
+	PodTopologyLabelsAdmission: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PodsAPI": {
+	PodsAPI: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PortForwardWebsockets": {
+	PortForwardWebsockets: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"PreferSameTrafficDistribution": {
+	PreferSameTrafficDistribution: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ProcMountType": {
+	ProcMountType: {
 		{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"QOSReserved": {
+	QOSReserved: {
 		{Version: version.MustParse("1.11"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"RecoverVolumeExpansionFailure": {
+	RecoverVolumeExpansionFailure: {
 		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"RecursiveReadOnlyMounts": {
+	RecursiveReadOnlyMounts: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ReduceDefaultCrashLoopBackOffDecay": {
+	ReduceDefaultCrashLoopBackOffDecay: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"RelaxedEnvironmentVariableValidation": {
+	RelaxedEnvironmentVariableValidation: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"RelaxedServiceNameValidation": {
+	RelaxedServiceNameValidation: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ReloadKubeletClientCAFile": {
+	ReloadKubeletClientCAFile: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ReloadKubeletServerCertificateFile": {
+	ReloadKubeletServerCertificateFile: {
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"RemoteRequestHeaderUID": {
+	RemoteRequestHeaderUID: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ResourceHealthStatus": {
+	ResourceHealthStatus: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ResourceHealthStatusMessage": {
+	ResourceHealthStatusMessage: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"RestartAllContainersOnContainerExits": {
+	RestartAllContainersOnContainerExits: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"RotateKubeletServerCertificate": {
+	RotateKubeletServerCertificate: {
 		{Version: version.MustParse("1.7"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.12"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"RuntimeClassInImageCriApi": {
+	RuntimeClassInImageCriApi: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"SELinuxChangePolicy": {
+	SELinuxChangePolicy: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"SELinuxMount": {
+	SELinuxMount: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"SELinuxMountReadWriteOncePod": {
+	SELinuxMountReadWriteOncePod: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"SchedulerAsyncAPICalls": {
+	SchedulerAsyncAPICalls: {
 		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
 	},
-	"SchedulerAsyncPreemption": {
+	SchedulerAsyncPreemption: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"SchedulerPopFromBackoffQ": {
+	SchedulerPopFromBackoffQ: {
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"SchedulerPreQueueingHints": {
+	SchedulerPreQueueingHints: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"SeparateCacheWatchRPC": {
+	SeparateCacheWatchRPC: {
 		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
 	},
-	"SeparateTaintEvictionController": {
+	SeparateTaintEvictionController: {
 		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ServiceAccountNodeAudienceRestriction": {
+	ServiceAccountNodeAudienceRestriction: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"ServiceAccountTokenJTI": {
+	ServiceAccountTokenJTI: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ServiceAccountTokenNodeBinding": {
+	ServiceAccountTokenNodeBinding: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ServiceAccountTokenNodeBindingValidation": {
+	ServiceAccountTokenNodeBindingValidation: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ServiceAccountTokenPodNodeInfo": {
+	ServiceAccountTokenPodNodeInfo: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"ServiceCIDRStatusFieldWiping": {
+	ServiceCIDRStatusFieldWiping: {
 		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
 	},
-	"ShardedListAndWatch": {
+	ShardedListAndWatch: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"SizeBasedListCostEstimate": {
+	SizeBasedListCostEstimate: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StaleControllerConsistencyDaemonSet": {
+	StaleControllerConsistencyDaemonSet: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StaleControllerConsistencyHPA": {
+	StaleControllerConsistencyHPA: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StaleControllerConsistencyJob": {
+	StaleControllerConsistencyJob: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StaleControllerConsistencyReplicaSet": {
+	StaleControllerConsistencyReplicaSet: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StaleControllerConsistencyStatefulSet": {
+	StaleControllerConsistencyStatefulSet: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StatefulSetRecreateStrategy": {
+	StatefulSetRecreateStrategy: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"StatefulSetSemanticRevisionComparison": {
+	StatefulSetSemanticRevisionComparison: {
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StorageCapacityScoring": {
+	StorageCapacityScoring: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StorageNamespaceIndex": {
+	StorageNamespaceIndex: {
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
 	},
-	"StorageVersionAPI": {
+	StorageVersionAPI: {
 		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"StorageVersionHash": {
+	StorageVersionHash: {
 		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.15"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StorageVersionMigrator": {
+	StorageVersionMigrator: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
 	},
-	"StrictIPCIDRValidation": {
+	StrictIPCIDRValidation: {
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StructuredAuthenticationConfigurationEgressSelector": {
+	StructuredAuthenticationConfigurationEgressSelector: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"StructuredAuthenticationConfigurationJWKSMetrics": {
+	StructuredAuthenticationConfigurationJWKSMetrics: {
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"SupplementalGroupsPolicy": {
+	SupplementalGroupsPolicy: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"SystemdWatchdog": {
+	SystemdWatchdog: {
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"TaintTolerationComparisonOperators": {
+	TaintTolerationComparisonOperators: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"TokenRequestServiceAccountUIDValidation": {
+	TokenRequestServiceAccountUIDValidation: {
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"TopologyAwareWorkloadScheduling": {
+	TopologyAwareWorkloadScheduling: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"TopologyManagerPolicyAlphaOptions": {
+	TopologyManagerPolicyAlphaOptions: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"TopologyManagerPolicyBetaOptions": {
+	TopologyManagerPolicyBetaOptions: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"TopologyManagerPolicyOptions": {
+	TopologyManagerPolicyOptions: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"TranslateStreamCloseWebsocketRequests": {
+	TranslateStreamCloseWebsocketRequests: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"UnauthenticatedHTTP2DOSMitigation": {
+	UnauthenticatedHTTP2DOSMitigation: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"UnknownVersionInteroperabilityProxy": {
+	UnknownVersionInteroperabilityProxy: {
 		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"UnlockWhileProcessingFIFO": {
+	UnlockWhileProcessingFIFO: {
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"UserNamespacesHostNetworkSupport": {
+	UserNamespacesHostNetworkSupport: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"UserNamespacesSupport": {
+	UserNamespacesSupport: {
 		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"VolumeAttributesClass": {
+	VolumeAttributesClass: {
 		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"VolumeBindMountOptions": {
+	VolumeBindMountOptions: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"VolumeLimitScaling": {
+	VolumeLimitScaling: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WatchCacheInitializationPostStartHook": {
+	WatchCacheInitializationPostStartHook: {
 		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"WatchList": {
+	WatchList: {
 		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WatchListClient": {
+	WatchListClient: {
 		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WatchListCompression": {
+	WatchListCompression: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WebhookRoundTripLoadBalancing": {
+	WebhookRoundTripLoadBalancing: {
 		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WinDSR": {
+	WinDSR: {
 		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"WinOverlay": {
+	WinOverlay: {
 		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
-	"WindowsCPUAndMemoryAffinity": {
+	WindowsCPUAndMemoryAffinity: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 	},
-	"WindowsGracefulNodeShutdown": {
+	WindowsGracefulNodeShutdown: {
 		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
 	},
-	"WindowsHostNetwork": {
+	WindowsHostNetwork: {
 		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
 	},
-	"WorkloadWithJob": {
+	WorkloadWithJob: {
 		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
 	},
 }
@@ -1010,241 +1268,241 @@ var upstreamFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 // upstreamFeatureGateDependencies holds upstream's feature gate dependencies:
 // a gate may only be enabled when all gates it depends on are enabled.
 var upstreamFeatureGateDependencies = map[featuregate.Feature][]featuregate.Feature{
-	"APIResponseCompression":                               {},
-	"APIServerIdentity":                                    {},
-	"APIServerWebhookAuthenticationToken":                  {},
-	"APIServingWithRoutine":                                {},
-	"AggregatedDiscoveryRemoveBetaType":                    {},
-	"AllowDNSOnlyNodeCSR":                                  {},
-	"AllowInsecureKubeletCertificateSigningRequests":       {},
-	"AllowOverwriteTerminationGracePeriodSeconds":          {},
-	"AllowParsingUserUIDFromCertAuth":                      {},
-	"AllowServiceExternalIPs":                              {},
-	"AllowUnsafeMalformedObjectDeletion":                   {},
-	"AtomicWriteVolumeUserFields":                          {},
-	"AuthorizePodWebsocketUpgradeCreatePermission":         {},
-	"CBORServingAndStorage":                                {},
-	"CPUManagerPolicyAlphaOptions":                         {},
-	"CPUManagerPolicyBetaOptions":                          {},
-	"CPUManagerPolicyOptions":                              {},
-	"CRDObservedGenerationTracking":                        {},
-	"CRDValidationRatcheting":                              {},
-	"CRIListStreaming":                                     {},
-	"CSIServiceAccountTokenSecrets":                        {},
-	"CSIVolumeHealth":                                      {},
-	"ChangeContainerStatusOnKubeletRestart":                {},
-	"ClearingNominatedNodeNameAfterBinding":                {},
-	"CloudControllerManagerWatchBasedRoutesReconciliation": {},
-	"CloudControllerManagerWebhook":                        {},
-	"ClusterTrustBundle":                                   {},
-	"ClusterTrustBundleProjection":                         {"ClusterTrustBundle"},
-	"ComponentFlagz":                                       {},
-	"ComponentStatusz":                                     {},
-	"CompositePodGroup":                                    {"GenericWorkload", "TopologyAwareWorkloadScheduling"},
-	"ConcurrentWatchObjectDecode":                          {},
-	"ConsistentListFromCacheSkipTimeoutFallback":           {},
-	"ConstrainedImpersonation":                             {},
-	"ContainerCheckpoint":                                  {},
-	"ContainerRestartRules":                                {},
-	"ContainerStopSignals":                                 {},
-	"CoordinatedLeaderElection":                            {},
-	"CrossNamespaceVolumeDataSource":                       {},
-	"CustomCPUCFSQuotaPeriod":                              {},
-	"CustomResourceFieldSelectors":                         {},
-	"DRAAdminAccess":                                       {"DynamicResourceAllocation"},
-	"DRAConsumableCapacity":                                {"DynamicResourceAllocation"},
-	"DRADerivedAttributes":                                 {"DynamicResourceAllocation"},
-	"DRADeviceBindingConditions":                           {"DRAResourceClaimDeviceStatus", "DynamicResourceAllocation"},
-	"DRADeviceCompatibilityGroups":                         {"DRAPartitionableDevices", "DynamicResourceAllocation"},
-	"DRADeviceTaintRules":                                  {"DRADeviceTaints"},
-	"DRADeviceTaints":                                      {"DynamicResourceAllocation"},
-	"DRAExtendedResource":                                  {"DynamicResourceAllocation"},
-	"DRAFractionalCapacityRange":                           {"DRAConsumableCapacity"},
-	"DRAListTypeAttributes":                                {"DynamicResourceAllocation"},
-	"DRANodeAllocatableResources":                          {"DynamicResourceAllocation"},
-	"DRAOptionalNodeOperations":                            {"DynamicResourceAllocation", "NodeDeclaredFeatures"},
-	"DRAPartitionableDevices":                              {"DynamicResourceAllocation"},
-	"DRAPartitionableDevicesType":                          {"DRAPartitionableDevices", "DRAResourcePoolStatus", "DynamicResourceAllocation"},
-	"DRAPrioritizedList":                                   {"DynamicResourceAllocation"},
-	"DRAResourceClaimDeviceStatus":                         {},
-	"DRAResourceClaimGranularStatusAuthorization":          {"DRAResourceClaimDeviceStatus", "DynamicResourceAllocation"},
-	"DRAResourcePoolStatus":                                {"DynamicResourceAllocation"},
-	"DRASchedulerFilterTimeout":                            {"DynamicResourceAllocation"},
-	"DRAWorkloadResourceClaims":                            {"DynamicResourceAllocation", "GenericWorkload"},
-	"DeclarativeValidation":                                {},
-	"DeclarativeValidationBeta":                            {"DeclarativeValidation"},
-	"DeclarativeValidationTakeover":                        {"DeclarativeValidation"},
-	"DefaultPodSysctls":                                    {},
-	"DeploymentReplicaSetTerminatingReplicas":              {},
-	"DetectCacheInconsistency":                             {},
-	"DisableAllocatorDualWrite":                            {"MultiCIDRServiceAllocator"},
-	"DisableCPUQuotaWithExclusiveCPUs":                     {},
-	"DisableNodeKubeProxyVersion":                          {},
-	"DynamicResourceAllocation":                            {},
-	"EmptyDirVolumeMode":                                   {},
-	"EnvFiles":                                             {},
-	"EtcdRangeStream":                                      {},
-	"EventedPLEG":                                          {"PLEGOnDemandRelist"},
-	"EvictionRequestAPI":                                   {},
-	"ExcludeAdmissionWebhookVirtualResources":              {},
-	"ExecProbeTimeout":                                     {},
-	"ExtendWebSocketsToKubelet":                            {"NodeDeclaredFeatures"},
-	"ExternalServiceAccountTokenSigner":                    {},
-	"GRPCContainerProbeTLS":                                {},
-	"GenericWorkload":                                      {},
-	"GitRepoVolumeDriver":                                  {},
-	"GracefulNodeShutdown":                                 {},
-	"GracefulNodeShutdownBasedOnPodPriority":               {"GracefulNodeShutdown"},
-	"H2CContainerProbe":                                    {"NodeDeclaredFeatures"},
-	"HPAConfigurableTolerance":                             {},
-	"HPAGeneration":                                        {},
-	"HPAOptimizedSelectorStore":                            {},
-	"HPAScaleToZero":                                       {},
-	"HostnameOverride":                                     {},
-	"HugepageAwareEviction":                                {},
-	"ImageMaximumGCAge":                                    {},
-	"ImageVolume":                                          {},
-	"ImageVolumeWithDigest":                                {"ImageVolume"},
-	"InPlacePodLevelResourcesVerticalScaling":              {"InPlacePodVerticalScaling", "NodeDeclaredFeatures", "PodLevelResources"},
-	"InPlacePodVerticalScaling":                            {},
-	"InPlacePodVerticalScalingExclusiveCPUs":               {"InPlacePodVerticalScaling"},
-	"InPlacePodVerticalScalingExclusiveMemory":             {"InPlacePodVerticalScaling"},
-	"InPlacePodVerticalScalingInitContainers":              {"InPlacePodVerticalScaling", "NodeDeclaredFeatures"},
-	"InPlacePodVerticalScalingMemoryBackedVolumes":         {"InPlacePodVerticalScaling", "NodeDeclaredFeatures"},
-	"InPlacePodVerticalScalingSchedulerPreemption":         {"InPlacePodVerticalScaling"},
-	"InterPodAffinityHostnameFastPath":                     {},
-	"JobManagedBy":                                         {},
-	"KMSv1":                                                {},
-	"KubeProxyIPVS":                                        {},
-	"KubeProxyNFTablesLocalhostNodePorts":                  {},
-	"KubeletAllocatedPodsEndpoint":                         {"InPlacePodVerticalScaling"},
-	"KubeletCgroupDriverFromCRI":                           {},
-	"KubeletCrashLoopBackOffMax":                           {},
-	"KubeletEnsureSecretPulledImages":                      {},
-	"KubeletFineGrainedAuthz":                              {},
-	"KubeletInUserNamespace":                               {},
-	"KubeletPSI":                                           {},
-	"KubeletPodResourcesDynamicResources":                  {},
-	"KubeletPodResourcesGet":                               {},
-	"KubeletPodResourcesListUseActivePods":                 {},
-	"KubeletRegistrationGetOnExistsOnly":                   {},
-	"KubeletSeparateDiskGC":                                {},
-	"KubeletServiceAccountTokenForCredentialProviders":     {},
-	"KubeletTracing":                                       {},
-	"ListFromCacheSnapshot":                                {},
-	"LocalStorageCapacityIsolationFSQuotaMonitoring":       {},
-	"ManifestBasedAdmissionControlConfig":                  {},
-	"MatchLabelKeysInPodAffinity":                          {},
-	"MatchLabelKeysInPodTopologySpread":                    {},
-	"MatchLabelKeysInPodTopologySpreadSelectorMerge":       {"MatchLabelKeysInPodTopologySpread"},
-	"MaxUnavailableStatefulSet":                            {},
-	"MemoryQoS":                                            {},
-	"MultiCIDRServiceAllocator":                            {},
-	"MutableCSINodeAllocatableCount":                       {},
-	"MutablePVNodeAffinity":                                {},
-	"MutablePodResourcesForSuspendedJobs":                  {},
-	"MutableSchedulingDirectivesForSuspendedJobs":          {},
-	"MutatingAdmissionPolicy":                              {},
-	"NFTablesNetlink":                                      {},
-	"NFTablesProxyMode":                                    {},
-	"NodeControllerLeaseCircuitBreaker":                    {"AtomicFIFO"},
-	"NodeDeclaredFeatures":                                 {},
-	"NodeInclusionPolicyInPodTopologySpread":               {},
-	"NodeLifecycleConditions":                              {},
-	"NodeLogQuery":                                         {},
-	"NodeSwap":                                             {},
-	"NominatedNodeNameForExpectation":                      {},
-	"OpenAPIEnums":                                         {},
-	"OpportunisticBatching":                                {},
-	"PLEGOnDemandRelist":                                   {},
-	"PersistentVolumeClaimUnusedSinceTime":                 {},
-	"PodAndContainerStatsFromCRI":                          {},
-	"PodCertificateRequest":                                {},
-	"PodDeletionCost":                                      {},
-	"PodGroupPreemptionPolicy":                             {"GenericWorkload"},
-	"PodLevelResourceManagers":                             {"PodLevelResources"},
-	"PodLevelResources":                                    {},
-	"PodLevelResourcesFixDefaulting":                       {"PodLevelResources"},
-	"PodLevelResourcesFixKubeletQOSClass":                  {"PodLevelResources"},
-	"PodLogsQuerySplitStreams":                             {},
-	"PodObservedGenerationTracking":                        {},
-	"PodReadyToStartContainersCondition":                   {},
-	"PodSchedulingReadiness":                               {},
-	"PodTopologyLabelsAdmission":                           {},
-	"PodsAPI":                                              {},
-	"PortForwardWebsockets":                                {},
-	"PreferSameTrafficDistribution":                        {},
-	"ProcMountType":                                        {"UserNamespacesSupport"},
-	"QOSReserved":                                          {},
-	"RecoverVolumeExpansionFailure":                        {},
-	"RecursiveReadOnlyMounts":                              {},
-	"ReduceDefaultCrashLoopBackOffDecay":                   {},
-	"RelaxedEnvironmentVariableValidation":                 {},
-	"RelaxedServiceNameValidation":                         {},
-	"ReloadKubeletClientCAFile":                            {},
-	"ReloadKubeletServerCertificateFile":                   {},
-	"RemoteRequestHeaderUID":                               {},
-	"ResourceHealthStatus":                                 {"DynamicResourceAllocation"},
-	"ResourceHealthStatusMessage":                          {"ResourceHealthStatus"},
-	"RestartAllContainersOnContainerExits":                 {"ContainerRestartRules", "NodeDeclaredFeatures"},
-	"RotateKubeletServerCertificate":                       {},
-	"RuntimeClassInImageCriApi":                            {},
-	"SELinuxChangePolicy":                                  {},
-	"SELinuxMount":                                         {},
-	"SELinuxMountReadWriteOncePod":                         {},
-	"SchedulerAsyncAPICalls":                               {},
-	"SchedulerAsyncPreemption":                             {},
-	"SchedulerPopFromBackoffQ":                             {},
-	"SchedulerPreQueueingHints":                            {},
-	"SeparateCacheWatchRPC":                                {},
-	"SeparateTaintEvictionController":                      {},
-	"ServiceAccountNodeAudienceRestriction":                {},
-	"ServiceAccountTokenJTI":                               {},
-	"ServiceAccountTokenNodeBinding":                       {"ServiceAccountTokenNodeBindingValidation"},
-	"ServiceAccountTokenNodeBindingValidation":             {},
-	"ServiceAccountTokenPodNodeInfo":                       {},
-	"ServiceCIDRStatusFieldWiping":                         {},
-	"ShardedListAndWatch":                                  {},
-	"SizeBasedListCostEstimate":                            {},
-	"StaleControllerConsistencyDaemonSet":                  {"AtomicFIFO"},
-	"StaleControllerConsistencyHPA":                        {"AtomicFIFO"},
-	"StaleControllerConsistencyJob":                        {"AtomicFIFO"},
-	"StaleControllerConsistencyReplicaSet":                 {"AtomicFIFO"},
-	"StaleControllerConsistencyStatefulSet":                {"AtomicFIFO"},
-	"StatefulSetRecreateStrategy":                          {},
-	"StatefulSetSemanticRevisionComparison":                {},
-	"StorageCapacityScoring":                               {},
-	"StorageNamespaceIndex":                                {},
-	"StorageVersionAPI":                                    {"APIServerIdentity"},
-	"StorageVersionHash":                                   {},
-	"StorageVersionMigrator":                               {},
-	"StrictIPCIDRValidation":                               {},
-	"StructuredAuthenticationConfigurationEgressSelector":  {},
-	"StructuredAuthenticationConfigurationJWKSMetrics":     {},
-	"SupplementalGroupsPolicy":                             {},
-	"SystemdWatchdog":                                      {},
-	"TaintTolerationComparisonOperators":                   {},
-	"TokenRequestServiceAccountUIDValidation":              {},
-	"TopologyAwareWorkloadScheduling":                      {"GenericWorkload"},
-	"TopologyManagerPolicyAlphaOptions":                    {},
-	"TopologyManagerPolicyBetaOptions":                     {},
-	"TopologyManagerPolicyOptions":                         {},
-	"TranslateStreamCloseWebsocketRequests":                {},
-	"UnauthenticatedHTTP2DOSMitigation":                    {},
-	"UnknownVersionInteroperabilityProxy":                  {"APIServerIdentity"},
-	"UserNamespacesHostNetworkSupport":                     {"NodeDeclaredFeatures", "UserNamespacesSupport"},
-	"UserNamespacesSupport":                                {},
-	"VolumeAttributesClass":                                {},
-	"VolumeBindMountOptions":                               {},
-	"VolumeLimitScaling":                                   {},
-	"WatchCacheInitializationPostStartHook":                {},
-	"WatchList":                                            {},
-	"WatchListCompression":                                 {},
-	"WebhookRoundTripLoadBalancing":                        {},
-	"WinDSR":                                               {},
-	"WinOverlay":                                           {},
-	"WindowsCPUAndMemoryAffinity":                          {},
-	"WindowsGracefulNodeShutdown":                          {"GracefulNodeShutdown"},
-	"WindowsHostNetwork":                                   {},
-	"WorkloadWithJob":                                      {"GenericWorkload"},
+	APIResponseCompression:                               {},
+	APIServerIdentity:                                    {},
+	APIServerWebhookAuthenticationToken:                  {},
+	APIServingWithRoutine:                                {},
+	AggregatedDiscoveryRemoveBetaType:                    {},
+	AllowDNSOnlyNodeCSR:                                  {},
+	AllowInsecureKubeletCertificateSigningRequests:       {},
+	AllowOverwriteTerminationGracePeriodSeconds:          {},
+	AllowParsingUserUIDFromCertAuth:                      {},
+	AllowServiceExternalIPs:                              {},
+	AllowUnsafeMalformedObjectDeletion:                   {},
+	AtomicWriteVolumeUserFields:                          {},
+	AuthorizePodWebsocketUpgradeCreatePermission:         {},
+	CBORServingAndStorage:                                {},
+	CPUManagerPolicyAlphaOptions:                         {},
+	CPUManagerPolicyBetaOptions:                          {},
+	CPUManagerPolicyOptions:                              {},
+	CRDObservedGenerationTracking:                        {},
+	CRDValidationRatcheting:                              {},
+	CRIListStreaming:                                     {},
+	CSIServiceAccountTokenSecrets:                        {},
+	CSIVolumeHealth:                                      {},
+	ChangeContainerStatusOnKubeletRestart:                {},
+	ClearingNominatedNodeNameAfterBinding:                {},
+	CloudControllerManagerWatchBasedRoutesReconciliation: {},
+	CloudControllerManagerWebhook:                        {},
+	ClusterTrustBundle:                                   {},
+	ClusterTrustBundleProjection:                         {ClusterTrustBundle},
+	ComponentFlagz:                                       {},
+	ComponentStatusz:                                     {},
+	CompositePodGroup:                                    {GenericWorkload, TopologyAwareWorkloadScheduling},
+	ConcurrentWatchObjectDecode:                          {},
+	ConsistentListFromCacheSkipTimeoutFallback:           {},
+	ConstrainedImpersonation:                             {},
+	ContainerCheckpoint:                                  {},
+	ContainerRestartRules:                                {},
+	ContainerStopSignals:                                 {},
+	CoordinatedLeaderElection:                            {},
+	CrossNamespaceVolumeDataSource:                       {},
+	CustomCPUCFSQuotaPeriod:                              {},
+	CustomResourceFieldSelectors:                         {},
+	DRAAdminAccess:                                       {DynamicResourceAllocation},
+	DRAConsumableCapacity:                                {DynamicResourceAllocation},
+	DRADerivedAttributes:                                 {DynamicResourceAllocation},
+	DRADeviceBindingConditions:                           {DRAResourceClaimDeviceStatus, DynamicResourceAllocation},
+	DRADeviceCompatibilityGroups:                         {DRAPartitionableDevices, DynamicResourceAllocation},
+	DRADeviceTaintRules:                                  {DRADeviceTaints},
+	DRADeviceTaints:                                      {DynamicResourceAllocation},
+	DRAExtendedResource:                                  {DynamicResourceAllocation},
+	DRAFractionalCapacityRange:                           {DRAConsumableCapacity},
+	DRAListTypeAttributes:                                {DynamicResourceAllocation},
+	DRANodeAllocatableResources:                          {DynamicResourceAllocation},
+	DRAOptionalNodeOperations:                            {DynamicResourceAllocation, NodeDeclaredFeatures},
+	DRAPartitionableDevices:                              {DynamicResourceAllocation},
+	DRAPartitionableDevicesType:                          {DRAPartitionableDevices, DRAResourcePoolStatus, DynamicResourceAllocation},
+	DRAPrioritizedList:                                   {DynamicResourceAllocation},
+	DRAResourceClaimDeviceStatus:                         {},
+	DRAResourceClaimGranularStatusAuthorization:          {DRAResourceClaimDeviceStatus, DynamicResourceAllocation},
+	DRAResourcePoolStatus:                                {DynamicResourceAllocation},
+	DRASchedulerFilterTimeout:                            {DynamicResourceAllocation},
+	DRAWorkloadResourceClaims:                            {DynamicResourceAllocation, GenericWorkload},
+	DeclarativeValidation:                                {},
+	DeclarativeValidationBeta:                            {DeclarativeValidation},
+	DeclarativeValidationTakeover:                        {DeclarativeValidation},
+	DefaultPodSysctls:                                    {},
+	DeploymentReplicaSetTerminatingReplicas:              {},
+	DetectCacheInconsistency:                             {},
+	DisableAllocatorDualWrite:                            {MultiCIDRServiceAllocator},
+	DisableCPUQuotaWithExclusiveCPUs:                     {},
+	DisableNodeKubeProxyVersion:                          {},
+	DynamicResourceAllocation:                            {},
+	EmptyDirVolumeMode:                                   {},
+	EnvFiles:                                             {},
+	EtcdRangeStream:                                      {},
+	EventedPLEG:                                          {PLEGOnDemandRelist},
+	EvictionRequestAPI:                                   {},
+	ExcludeAdmissionWebhookVirtualResources:              {},
+	ExecProbeTimeout:                                     {},
+	ExtendWebSocketsToKubelet:                            {NodeDeclaredFeatures},
+	ExternalServiceAccountTokenSigner:                    {},
+	GRPCContainerProbeTLS:                                {},
+	GenericWorkload:                                      {},
+	GitRepoVolumeDriver:                                  {},
+	GracefulNodeShutdown:                                 {},
+	GracefulNodeShutdownBasedOnPodPriority:               {GracefulNodeShutdown},
+	H2CContainerProbe:                                    {NodeDeclaredFeatures},
+	HPAConfigurableTolerance:                             {},
+	HPAGeneration:                                        {},
+	HPAOptimizedSelectorStore:                            {},
+	HPAScaleToZero:                                       {},
+	HostnameOverride:                                     {},
+	HugepageAwareEviction:                                {},
+	ImageMaximumGCAge:                                    {},
+	ImageVolume:                                          {},
+	ImageVolumeWithDigest:                                {ImageVolume},
+	InPlacePodLevelResourcesVerticalScaling:              {InPlacePodVerticalScaling, NodeDeclaredFeatures, PodLevelResources},
+	InPlacePodVerticalScaling:                            {},
+	InPlacePodVerticalScalingExclusiveCPUs:               {InPlacePodVerticalScaling},
+	InPlacePodVerticalScalingExclusiveMemory:             {InPlacePodVerticalScaling},
+	InPlacePodVerticalScalingInitContainers:              {InPlacePodVerticalScaling, NodeDeclaredFeatures},
+	InPlacePodVerticalScalingMemoryBackedVolumes:         {InPlacePodVerticalScaling, NodeDeclaredFeatures},
+	InPlacePodVerticalScalingSchedulerPreemption:         {InPlacePodVerticalScaling},
+	InterPodAffinityHostnameFastPath:                     {},
+	JobManagedBy:                                         {},
+	KMSv1:                                                {},
+	KubeProxyIPVS:                                        {},
+	KubeProxyNFTablesLocalhostNodePorts:                  {},
+	KubeletAllocatedPodsEndpoint:                         {InPlacePodVerticalScaling},
+	KubeletCgroupDriverFromCRI:                           {},
+	KubeletCrashLoopBackOffMax:                           {},
+	KubeletEnsureSecretPulledImages:                      {},
+	KubeletFineGrainedAuthz:                              {},
+	KubeletInUserNamespace:                               {},
+	KubeletPSI:                                           {},
+	KubeletPodResourcesDynamicResources:                  {},
+	KubeletPodResourcesGet:                               {},
+	KubeletPodResourcesListUseActivePods:                 {},
+	KubeletRegistrationGetOnExistsOnly:                   {},
+	KubeletSeparateDiskGC:                                {},
+	KubeletServiceAccountTokenForCredentialProviders:     {},
+	KubeletTracing:                                       {},
+	ListFromCacheSnapshot:                                {},
+	LocalStorageCapacityIsolationFSQuotaMonitoring:       {},
+	ManifestBasedAdmissionControlConfig:                  {},
+	MatchLabelKeysInPodAffinity:                          {},
+	MatchLabelKeysInPodTopologySpread:                    {},
+	MatchLabelKeysInPodTopologySpreadSelectorMerge:       {MatchLabelKeysInPodTopologySpread},
+	MaxUnavailableStatefulSet:                            {},
+	MemoryQoS:                                            {},
+	MultiCIDRServiceAllocator:                            {},
+	MutableCSINodeAllocatableCount:                       {},
+	MutablePVNodeAffinity:                                {},
+	MutablePodResourcesForSuspendedJobs:                  {},
+	MutableSchedulingDirectivesForSuspendedJobs:          {},
+	MutatingAdmissionPolicy:                              {},
+	NFTablesNetlink:                                      {},
+	NFTablesProxyMode:                                    {},
+	NodeControllerLeaseCircuitBreaker:                    {AtomicFIFO},
+	NodeDeclaredFeatures:                                 {},
+	NodeInclusionPolicyInPodTopologySpread:               {},
+	NodeLifecycleConditions:                              {},
+	NodeLogQuery:                                         {},
+	NodeSwap:                                             {},
+	NominatedNodeNameForExpectation:                      {},
+	OpenAPIEnums:                                         {},
+	OpportunisticBatching:                                {},
+	PLEGOnDemandRelist:                                   {},
+	PersistentVolumeClaimUnusedSinceTime:                 {},
+	PodAndContainerStatsFromCRI:                          {},
+	PodCertificateRequest:                                {},
+	PodDeletionCost:                                      {},
+	PodGroupPreemptionPolicy:                             {GenericWorkload},
+	PodLevelResourceManagers:                             {PodLevelResources},
+	PodLevelResources:                                    {},
+	PodLevelResourcesFixDefaulting:                       {PodLevelResources},
+	PodLevelResourcesFixKubeletQOSClass:                  {PodLevelResources},
+	PodLogsQuerySplitStreams:                             {},
+	PodObservedGenerationTracking:                        {},
+	PodReadyToStartContainersCondition:                   {},
+	PodSchedulingReadiness:                               {},
+	PodTopologyLabelsAdmission:                           {},
+	PodsAPI:                                              {},
+	PortForwardWebsockets:                                {},
+	PreferSameTrafficDistribution:                        {},
+	ProcMountType:                                        {UserNamespacesSupport},
+	QOSReserved:                                          {},
+	RecoverVolumeExpansionFailure:                        {},
+	RecursiveReadOnlyMounts:                              {},
+	ReduceDefaultCrashLoopBackOffDecay:                   {},
+	RelaxedEnvironmentVariableValidation:                 {},
+	RelaxedServiceNameValidation:                         {},
+	ReloadKubeletClientCAFile:                            {},
+	ReloadKubeletServerCertificateFile:                   {},
+	RemoteRequestHeaderUID:                               {},
+	ResourceHealthStatus:                                 {DynamicResourceAllocation},
+	ResourceHealthStatusMessage:                          {ResourceHealthStatus},
+	RestartAllContainersOnContainerExits:                 {ContainerRestartRules, NodeDeclaredFeatures},
+	RotateKubeletServerCertificate:                       {},
+	RuntimeClassInImageCriApi:                            {},
+	SELinuxChangePolicy:                                  {},
+	SELinuxMount:                                         {},
+	SELinuxMountReadWriteOncePod:                         {},
+	SchedulerAsyncAPICalls:                               {},
+	SchedulerAsyncPreemption:                             {},
+	SchedulerPopFromBackoffQ:                             {},
+	SchedulerPreQueueingHints:                            {},
+	SeparateCacheWatchRPC:                                {},
+	SeparateTaintEvictionController:                      {},
+	ServiceAccountNodeAudienceRestriction:                {},
+	ServiceAccountTokenJTI:                               {},
+	ServiceAccountTokenNodeBinding:                       {ServiceAccountTokenNodeBindingValidation},
+	ServiceAccountTokenNodeBindingValidation:             {},
+	ServiceAccountTokenPodNodeInfo:                       {},
+	ServiceCIDRStatusFieldWiping:                         {},
+	ShardedListAndWatch:                                  {},
+	SizeBasedListCostEstimate:                            {},
+	StaleControllerConsistencyDaemonSet:                  {AtomicFIFO},
+	StaleControllerConsistencyHPA:                        {AtomicFIFO},
+	StaleControllerConsistencyJob:                        {AtomicFIFO},
+	StaleControllerConsistencyReplicaSet:                 {AtomicFIFO},
+	StaleControllerConsistencyStatefulSet:                {AtomicFIFO},
+	StatefulSetRecreateStrategy:                          {},
+	StatefulSetSemanticRevisionComparison:                {},
+	StorageCapacityScoring:                               {},
+	StorageNamespaceIndex:                                {},
+	StorageVersionAPI:                                    {APIServerIdentity},
+	StorageVersionHash:                                   {},
+	StorageVersionMigrator:                               {},
+	StrictIPCIDRValidation:                               {},
+	StructuredAuthenticationConfigurationEgressSelector:  {},
+	StructuredAuthenticationConfigurationJWKSMetrics:     {},
+	SupplementalGroupsPolicy:                             {},
+	SystemdWatchdog:                                      {},
+	TaintTolerationComparisonOperators:                   {},
+	TokenRequestServiceAccountUIDValidation:              {},
+	TopologyAwareWorkloadScheduling:                      {GenericWorkload},
+	TopologyManagerPolicyAlphaOptions:                    {},
+	TopologyManagerPolicyBetaOptions:                     {},
+	TopologyManagerPolicyOptions:                         {},
+	TranslateStreamCloseWebsocketRequests:                {},
+	UnauthenticatedHTTP2DOSMitigation:                    {},
+	UnknownVersionInteroperabilityProxy:                  {APIServerIdentity},
+	UserNamespacesHostNetworkSupport:                     {NodeDeclaredFeatures, UserNamespacesSupport},
+	UserNamespacesSupport:                                {},
+	VolumeAttributesClass:                                {},
+	VolumeBindMountOptions:                               {},
+	VolumeLimitScaling:                                   {},
+	WatchCacheInitializationPostStartHook:                {},
+	WatchList:                                            {},
+	WatchListCompression:                                 {},
+	WebhookRoundTripLoadBalancing:                        {},
+	WinDSR:                                               {},
+	WinOverlay:                                           {},
+	WindowsCPUAndMemoryAffinity:                          {},
+	WindowsGracefulNodeShutdown:                          {GracefulNodeShutdown},
+	WindowsHostNetwork:                                   {},
+	WorkloadWithJob:                                      {GenericWorkload},
 }
