@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -66,9 +65,6 @@ const (
 	// statusUpdateRetries is how often a failed status update is retried,
 	// after a fresh GET, before the key is requeued.
 	statusUpdateRetries = 1
-
-	staleControllerConsistency         featuregate.Feature = "StaleControllerConsistencyDaemonSet"
-	taintTolerationComparisonOperators featuregate.Feature = "TaintTolerationComparisonOperators"
 )
 
 var (
@@ -172,8 +168,8 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Nodes:            cc.InformerFactory.Core().V1().Nodes(),
 		Clock:            cc.Clock,
 		Workers:          int(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs),
-		ConsistencyCheck: features.Enabled(cc.FeatureGate, staleControllerConsistency),
-		CompareOps:       features.Enabled(cc.FeatureGate, taintTolerationComparisonOperators),
+		ConsistencyCheck: features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyDaemonSet),
+		CompareOps:       features.Enabled(cc.FeatureGate, features.TaintTolerationComparisonOperators),
 		StatusSpacing:    StatusSpacing,
 		ClientQPS:        cc.Config.Generic.ClientConnection.QPS,
 	})

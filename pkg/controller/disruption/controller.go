@@ -51,8 +51,6 @@ const (
 	// Workqueue metrics names, upstream's.
 	queueName      = "disruption"
 	staleQueueName = "stale_pod_disruption"
-
-	podObservedGenerationTracking = "PodObservedGenerationTracking"
 )
 
 // Config is what NewController needs. Tests fill it with fakes.
@@ -138,7 +136,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Discovery:          client.Discovery(),
 		Clock:              cc.Clock,
 		Workers:            int(cc.Config.DisruptionController.ConcurrentDisruptionSyncs),
-		ObservedGeneration: features.Enabled(cc.FeatureGate, podObservedGenerationTracking),
+		ObservedGeneration: features.Enabled(cc.FeatureGate, features.PodObservedGenerationTracking),
 	})
 }
 

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 
 	"github.com/kcm-dev/kcm/internal/controller"
@@ -50,10 +49,6 @@ const (
 	WriteSpacing = endpointutil.WriteSpacing
 	// topologyKey is the one key of the topology queue.
 	topologyKey = "topologyQueueItemKey"
-
-	// preferSameTrafficDistribution is the gate for PreferSameZone and
-	// PreferSameNode (GA and locked on in v1.37).
-	preferSameTrafficDistribution featuregate.Feature = "PreferSameTrafficDistribution"
 )
 
 // Config is what NewController needs.
@@ -124,7 +119,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		MaxEndpointsPerSlice:          cfg.MaxEndpointsPerSlice,
 		BatchPeriod:                   cfg.EndpointUpdatesBatchPeriod.Duration,
 		WriteSpacing:                  WriteSpacing,
-		PreferSameTrafficDistribution: features.Enabled(cc.FeatureGate, preferSameTrafficDistribution),
+		PreferSameTrafficDistribution: features.Enabled(cc.FeatureGate, features.PreferSameTrafficDistribution),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating EndpointSlice controller: %w", err)

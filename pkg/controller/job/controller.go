@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -54,11 +53,6 @@ const (
 
 	queueName       = "job"
 	orphanQueueName = "job_orphan_pod"
-
-	// Gates consulted besides features.*.
-	staleControllerConsistency featuregate.Feature = "StaleControllerConsistencyJob"
-	mutableSchedulingSuspended featuregate.Feature = "MutableSchedulingDirectivesForSuspendedJobs"
-	workloadWithJob            featuregate.Feature = "WorkloadWithJob"
 )
 
 var (
@@ -138,7 +132,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, err
 	}
-	if features.Enabled(cc.FeatureGate, workloadWithJob) {
+	if features.Enabled(cc.FeatureGate, features.WorkloadWithJob) {
 		klog.FromContext(ctx).Info("The WorkloadWithJob feature gate is on: kcm's job-controller does not create Workloads and PodGroups for Jobs")
 	}
 	c, err := NewController(ctx, Config{
@@ -148,8 +142,8 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Pods:                    cc.InformerFactory.Core().V1().Pods(),
 		Clock:                   cc.Clock,
 		Workers:                 int(cc.Config.JobController.ConcurrentJobSyncs),
-		ConsistencyCheck:        features.Enabled(cc.FeatureGate, staleControllerConsistency),
-		ResetStartTimeOnSuspend: features.Enabled(cc.FeatureGate, mutableSchedulingSuspended),
+		ConsistencyCheck:        features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyJob),
+		ResetStartTimeOnSuspend: features.Enabled(cc.FeatureGate, features.MutableSchedulingDirectivesForSuspendedJobs),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating Job controller: %w", err)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -44,10 +43,6 @@ const (
 	// taintingPeriod is how often the zones' taint queues are worked
 	// (upstream's NodeEvictionPeriod).
 	taintingPeriod = 100 * time.Millisecond
-
-	// leaseCircuitBreakerGate is the feature gate (beta, on by default in
-	// v1.37) that makes the controller confirm a Lease expiry with a live read.
-	leaseCircuitBreakerGate featuregate.Feature = "NodeControllerLeaseCircuitBreaker"
 )
 
 // Options are the controller's settings, from the NodeLifecycleController
@@ -119,7 +114,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		SecondaryEvictionQPS:   cfg.SecondaryNodeEvictionRate,
 		LargeClusterThreshold:  cfg.LargeClusterSizeThreshold,
 		UnhealthyZoneThreshold: cfg.UnhealthyZoneThreshold,
-		LeaseCircuitBreaker:    features.Enabled(cc.FeatureGate, leaseCircuitBreakerGate),
+		LeaseCircuitBreaker:    features.Enabled(cc.FeatureGate, features.NodeControllerLeaseCircuitBreaker),
 	}
 	clk := cc.Clock
 	if clk == nil {

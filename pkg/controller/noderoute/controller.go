@@ -32,10 +32,6 @@ const (
 	// EventSource is the component upstream's Events carry.
 	EventSource = "route_controller"
 
-	// WatchBasedGate is the alpha feature gate that reconciles on node
-	// changes instead of every period.
-	WatchBasedGate = "CloudControllerManagerWatchBasedRoutesReconciliation"
-
 	defaultPeriod = 10 * time.Second
 	// minResyncInterval bounds how often node changes may trigger a pass
 	// in the watch-based mode (upstream's, from KEP 5237).
@@ -98,7 +94,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if period <= 0 {
 		period = defaultPeriod
 	}
-	watchBased := features.Enabled(cc.FeatureGate, WatchBasedGate)
+	watchBased := features.Enabled(cc.FeatureGate, features.CloudControllerManagerWatchBasedRoutesReconciliation)
 	return newController(name, client, routes, shared.ClusterName, cidrs, period, watchBased, cc.InformerFactory.Core().V1().Nodes())
 }
 

@@ -6,21 +6,11 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
-	"k8s.io/component-base/featuregate"
 
 	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler/metrics"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/features"
-)
-
-// Feature gates the controller consults (v1.37 defaults: all on).
-const (
-	gateConfigurableTolerance featuregate.Feature = "HPAConfigurableTolerance"
-	gateScaleToZero           featuregate.Feature = "HPAScaleToZero"
-	gateGeneration            featuregate.Feature = "HPAGeneration"
-	gatePodLevelResources     featuregate.Feature = "PodLevelResources"
-	gateStaleConsistency      featuregate.Feature = "StaleControllerConsistencyHPA"
 )
 
 // New is the controllermanager.Constructor of the
@@ -63,11 +53,11 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Tolerance:                hpaCfg.HorizontalPodAutoscalerTolerance,
 		CPUInitializationPeriod:  hpaCfg.HorizontalPodAutoscalerCPUInitializationPeriod.Duration,
 		InitialReadinessDelay:    hpaCfg.HorizontalPodAutoscalerInitialReadinessDelay.Duration,
-		ConfigurableTolerance:    features.Enabled(cc.FeatureGate, gateConfigurableTolerance),
-		ScaleToZero:              features.Enabled(cc.FeatureGate, gateScaleToZero),
-		ObservedGeneration:       features.Enabled(cc.FeatureGate, gateGeneration),
-		PodLevelResources:        features.Enabled(cc.FeatureGate, gatePodLevelResources),
-		StaleConsistency:         features.Enabled(cc.FeatureGate, gateStaleConsistency),
+		ConfigurableTolerance:    features.Enabled(cc.FeatureGate, features.HPAConfigurableTolerance),
+		ScaleToZero:              features.Enabled(cc.FeatureGate, features.HPAScaleToZero),
+		ObservedGeneration:       features.Enabled(cc.FeatureGate, features.HPAGeneration),
+		PodLevelResources:        features.Enabled(cc.FeatureGate, features.PodLevelResources),
+		StaleConsistency:         features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyHPA),
 	})
 	if err != nil {
 		return nil, err

@@ -29,8 +29,6 @@ const (
 	ClientName = "pvc-protection-controller"
 	// queueName is upstream's workqueue metrics name.
 	queueName = "pvcprotection"
-	// unusedSinceGate is the feature gate of the Unused condition.
-	unusedSinceGate = "PersistentVolumeClaimUnusedSinceTime"
 	// maxBatch bounds how many queued keys one batch takes.
 	maxBatch = 1000
 	// batchWorkers is how many claims of a batch are synced at once.
@@ -87,7 +85,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		PVCInformer:     cc.InformerFactory.Core().V1().PersistentVolumeClaims(),
 		PodInformer:     cc.InformerFactory.Core().V1().Pods(),
 		Clock:           cc.Clock,
-		UnusedCondition: features.Enabled(cc.FeatureGate, unusedSinceGate),
+		UnusedCondition: features.Enabled(cc.FeatureGate, features.PersistentVolumeClaimUnusedSinceTime),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to init the pvc protection controller: %w", err)

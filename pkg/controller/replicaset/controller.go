@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -46,11 +45,6 @@ const (
 	// statusUpdateRetries is how often a failed status update is retried,
 	// after a fresh GET, before the key is requeued.
 	statusUpdateRetries = 1
-
-	// Gates consulted besides features.*: stale-cache protection for
-	// ReplicaSets, and pod-deletion-cost ranking for both kinds.
-	staleControllerConsistency featuregate.Feature = "StaleControllerConsistencyReplicaSet"
-	PodDeletionCostGate        featuregate.Feature = "PodDeletionCost"
 )
 
 var (
@@ -169,8 +163,8 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:             int(cc.Config.ReplicaSetController.ConcurrentRSSyncs),
 		BurstReplicas:       BurstReplicas,
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
-		ConsistencyCheck:    features.Enabled(cc.FeatureGate, staleControllerConsistency),
-		PodDeletionCost:     features.Enabled(cc.FeatureGate, PodDeletionCostGate),
+		ConsistencyCheck:    features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyReplicaSet),
+		PodDeletionCost:     features.Enabled(cc.FeatureGate, features.PodDeletionCost),
 		StatusSpacing:       StatusSpacing,
 	})
 	if err != nil {

@@ -438,13 +438,12 @@ func TestEventTarget(t *testing.T) {
 }
 
 func TestGateDefaults(t *testing.T) {
-	for gate, want := range map[string]bool{
-		"DeploymentReplicaSetTerminatingReplicas": true,
-		"StaleControllerConsistencyReplicaSet":    true,
-		"PodDeletionCost":                         true,
-		"NoSuchGate":                              false,
+	for gate, want := range map[featuregate.Feature]bool{
+		features.DeploymentReplicaSetTerminatingReplicas: true,
+		features.StaleControllerConsistencyReplicaSet:    true,
+		features.PodDeletionCost:                         true,
 	} {
-		if got := features.Enabled(nil, featuregate.Feature(gate)); got != want {
+		if got := features.Enabled(nil, gate); got != want {
 			t.Errorf("%s = %v, want %v", gate, got, want)
 		}
 	}

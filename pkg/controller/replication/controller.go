@@ -44,7 +44,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		// and upstream has no consistency check for it.
 		TerminatingReplicas: false,
 		ConsistencyCheck:    false,
-		PodDeletionCost:     features.Enabled(cc.FeatureGate, replicaset.PodDeletionCostGate),
+		PodDeletionCost:     features.Enabled(cc.FeatureGate, features.PodDeletionCost),
 		StatusSpacing:       replicaset.StatusSpacing,
 	})
 	if err != nil {

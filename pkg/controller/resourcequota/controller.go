@@ -36,15 +36,6 @@ const (
 	priorityQueueName = "resourcequota_priority"
 )
 
-// Gates upstream's evaluators consult besides features.*.
-const (
-	podLevelResources                   featuregate.Feature = "PodLevelResources"
-	podLevelResourcesFixKubeletQOSClass featuregate.Feature = "PodLevelResourcesFixKubeletQOSClass"
-	inPlacePodVerticalScaling           featuregate.Feature = "InPlacePodVerticalScaling"
-	recoverVolumeExpansionFailure       featuregate.Feature = "RecoverVolumeExpansionFailure"
-	draExtendedResource                 featuregate.Feature = "DRAExtendedResource"
-)
-
 // Config is what newController needs; New fills it from the
 // ControllerContext.
 type Config struct {
@@ -129,12 +120,12 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 func evaluatorFeatures(fg featuregate.FeatureGate) evaluator.Features {
 	gate := func(f featuregate.Feature) bool { return features.Enabled(fg, f) }
 	return evaluator.Features{
-		PodLevelResources:                   gate(podLevelResources),
-		PodLevelResourcesFixKubeletQOSClass: gate(podLevelResourcesFixKubeletQOSClass),
-		InPlacePodVerticalScaling:           gate(inPlacePodVerticalScaling),
+		PodLevelResources:                   gate(features.PodLevelResources),
+		PodLevelResourcesFixKubeletQOSClass: gate(features.PodLevelResourcesFixKubeletQOSClass),
+		InPlacePodVerticalScaling:           gate(features.InPlacePodVerticalScaling),
 		VolumeAttributesClass:               gate(features.VolumeAttributesClass),
-		RecoverVolumeExpansionFailure:       gate(recoverVolumeExpansionFailure),
-		DRAExtendedResource:                 gate(draExtendedResource),
+		RecoverVolumeExpansionFailure:       gate(features.RecoverVolumeExpansionFailure),
+		DRAExtendedResource:                 gate(features.DRAExtendedResource),
 	}
 }
 

@@ -37,12 +37,6 @@ const (
 	// Event source component, of the statefulset-controller.
 	ClientName = "statefulset-controller"
 	queueName  = "statefulset"
-
-	// Feature gates upstream's controller consults.
-	maxUnavailableGate    featuregate.Feature = "MaxUnavailableStatefulSet"
-	recreateStrategyGate  featuregate.Feature = "StatefulSetRecreateStrategy"
-	semanticRevisionsGate featuregate.Feature = "StatefulSetSemanticRevisionComparison"
-	staleConsistencyGate  featuregate.Feature = "StaleControllerConsistencyStatefulSet"
 )
 
 var (
@@ -73,10 +67,10 @@ type Features struct {
 // FeaturesFrom reads Features from a feature gate (nil: v1.37 defaults).
 func FeaturesFrom(fg featuregate.FeatureGate) Features {
 	return Features{
-		MaxUnavailable:    features.Enabled(fg, maxUnavailableGate),
-		Recreate:          features.Enabled(fg, recreateStrategyGate),
-		SemanticRevisions: features.Enabled(fg, semanticRevisionsGate),
-		Consistency:       features.Enabled(fg, staleConsistencyGate),
+		MaxUnavailable:    features.Enabled(fg, features.MaxUnavailableStatefulSet),
+		Recreate:          features.Enabled(fg, features.StatefulSetRecreateStrategy),
+		SemanticRevisions: features.Enabled(fg, features.StatefulSetSemanticRevisionComparison),
+		Consistency:       features.Enabled(fg, features.StaleControllerConsistencyStatefulSet),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kcm-dev/kcm/internal/controller/history"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 // maxBatchSize bounds the concurrent writes of one batch in Parallel mode.
@@ -157,7 +158,7 @@ func (c *Controller) newRollout(ctx context.Context, set *apps.StatefulSet, patc
 		return nil, err
 	}
 	if set.Spec.UpdateStrategy.Type == apps.RecreateStatefulSetStrategyType && !c.features.recreate {
-		err := fmt.Errorf("statefulset %s/%s uses Recreate strategy but feature gate %s is disabled", set.Namespace, set.Name, recreateStrategyGate)
+		err := fmt.Errorf("statefulset %s/%s uses Recreate strategy but feature gate %s is disabled", set.Namespace, set.Name, features.StatefulSetRecreateStrategy)
 		c.recorder.Event(set, v1.EventTypeWarning, "UnknownStrategy", err.Error())
 		return nil, err
 	}

@@ -18,13 +18,13 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 const (
@@ -38,9 +38,6 @@ const (
 	rvQueueName = "resource-version-controller"
 	// migrateWorkers is fixed, as upstream.
 	migrateWorkers = 5
-
-	storageVersionMigratorGate  featuregate.Feature = "StorageVersionMigrator"
-	informerResourceVersionGate featuregate.Feature = "InformerResourceVersion"
 )
 
 // Controller runs the storage version migrations.
@@ -75,7 +72,7 @@ var _ controllermanager.Controller = (*Controller)(nil)
 // the StorageVersionMigrator and InformerResourceVersion gates are on, and
 // it refuses to start with the garbage collector disabled.
 func New(ctx context.Context, cc *controllermanager.ControllerContext, name string) (controllermanager.Controller, error) {
-	if cc.FeatureGate == nil || !cc.FeatureGate.Enabled(storageVersionMigratorGate) || !cc.FeatureGate.Enabled(informerResourceVersionGate) {
+	if cc.FeatureGate == nil || !cc.FeatureGate.Enabled(features.StorageVersionMigrator) || !cc.FeatureGate.Enabled(features.InformerResourceVersion) {
 		return nil, nil
 	}
 	if cc.Config == nil || !cc.Config.GarbageCollectorController.EnableGarbageCollector {

@@ -12,12 +12,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
+	"github.com/kcm-dev/kcm/pkg/features"
 )
 
 const (
@@ -40,10 +40,6 @@ const (
 	// nodeNameIndex indexes pods by spec.nodeName; the name is upstream's,
 	// so controllers sharing the pod informer share the index.
 	nodeNameIndex = "spec.nodeName"
-
-	// taintTolerationComparisonOperators enables the Lt and Gt toleration
-	// operators (alpha, off by default in v1.37).
-	taintTolerationComparisonOperators featuregate.Feature = "TaintTolerationComparisonOperators"
 )
 
 // Controller evicts pods from nodes with NoExecute taints they do not
@@ -75,7 +71,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, err
 	}
-	compareOps := cc.FeatureGate != nil && cc.FeatureGate.Enabled(taintTolerationComparisonOperators)
+	compareOps := cc.FeatureGate != nil && cc.FeatureGate.Enabled(features.TaintTolerationComparisonOperators)
 	c, err := newController(ctx, name, client, cc.Clock, compareOps,
 		cc.InformerFactory.Core().V1().Pods(), cc.InformerFactory.Core().V1().Nodes())
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	"github.com/kcm-dev/kcm/pkg/cloudprovider/fakecloud"
 	"github.com/kcm-dev/kcm/pkg/controller/noderoute"
+	"github.com/kcm-dev/kcm/pkg/features"
 	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
@@ -49,7 +50,7 @@ func start(t *testing.T, cloud *fakecloud.Cloud, period time.Duration, watchBase
 	shared.RouteReconciliationPeriod.Duration = period
 	if watchBased {
 		fg := featuregate.NewFeatureGate()
-		if err := fg.Add(map[featuregate.Feature]featuregate.FeatureSpec{noderoute.WatchBasedGate: {Default: true, PreRelease: featuregate.Alpha}}); err != nil {
+		if err := fg.Add(map[featuregate.Feature]featuregate.FeatureSpec{features.CloudControllerManagerWatchBasedRoutesReconciliation: {Default: true, PreRelease: featuregate.Alpha}}); err != nil {
 			t.Fatal(err)
 		}
 		cc.FeatureGate = fg

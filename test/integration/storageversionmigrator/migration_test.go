@@ -61,8 +61,8 @@ func crdVersion(name string, storage bool) map[string]any {
 
 func TestGates(t *testing.T) {
 	ctx := context.Background()
-	for _, off := range []string{"StorageVersionMigrator", "InformerResourceVersion"} {
-		cc := newContext(t, featureGate(t, map[string]bool{off: false}))
+	for _, off := range []featuregate.Feature{features.StorageVersionMigrator, features.InformerResourceVersion} {
+		cc := newContext(t, featureGate(t, map[string]bool{string(off): false}))
 		c, err := storageversionmigrator.New(ctx, cc, names.StorageVersionMigrator)
 		if err != nil || c != nil {
 			t.Errorf("%s off: New = %v, %v; want nil, nil", off, c, err)
