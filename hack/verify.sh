@@ -12,6 +12,14 @@ go vet ./... || fail=1
 if grep -rln --include='*.go' '"k8s.io/kubernetes/' cmd pkg internal test 2>/dev/null; then
 	echo "the files above import k8s.io/kubernetes: only hack/tools may"; fail=1
 fi
+# Feature gate names are pkg/features' typed constants (generated from
+# upstream's table by hack/tools/k8s/gen-features): a misspelt constant does
+# not compile, while a name declared or converted from a string anywhere else
+# is caught, if at all, only when that code runs.
+if grep -rnE --include='*.go' 'featuregate\.Feature( = "|\()' cmd pkg internal test hack/localup 2>/dev/null |
+	grep -v '^pkg/features/'; then
+	echo "the lines above declare a feature gate outside pkg/features: use its constant, features.X (a gate of kcm's own goes in pkg/features)"; fail=1
+fi
 for d in $(find cmd pkg internal -type d); do
 	if ls "$d"/*.go >/dev/null 2>&1 && ! ls "$d"/doc.go >/dev/null 2>&1 && [[ "$d" != cmd/kube-controller-manager ]]; then
 		echo "$d: every package has a doc.go"; fail=1
