@@ -49,6 +49,20 @@ type ControllerContext struct {
 	// Cloud is the initialized provider --cloud-provider names, nil without
 	// one (or with "external"): the cloud controllers then do not run.
 	Cloud cloudprovider.Interface
+	// UpstreamWriteTiming (the hidden --kcm-upstream-write-timing) turns
+	// off kcm's write pacing: every status spacing, step gathering and
+	// DaemonSet turn is zero, so that controllers write when upstream's
+	// would (docs/ARCHITECTURE.md, "Write policies").
+	UpstreamWriteTiming bool
+}
+
+// Paced returns d, kcm's pacing period of some write, or 0 under
+// UpstreamWriteTiming.
+func (c *ControllerContext) Paced(d time.Duration) time.Duration {
+	if c.UpstreamWriteTiming {
+		return 0
+	}
+	return d
 }
 
 // NewClient returns the client for the named controller identity (the

@@ -27,6 +27,7 @@ func newConfig(o *options.Options) (*cmapp.Config, error) {
 	}
 	c.FeatureGate = o.Globals.FeatureGateFor("kube")
 	c.ControllerShutdownTimeout = o.ControllerShutdownTimeout
+	c.UpstreamWriteTiming = o.UpstreamWriteTiming
 	shared := c.Component.KubeCloudShared
 	if c.Cloud, err = cloudcontrollers.Init(shared.CloudProviderName, shared.CloudConfigFile); err != nil {
 		return nil, err

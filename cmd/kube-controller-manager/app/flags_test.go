@@ -25,3 +25,20 @@ func newOptionsForTest(t *testing.T) *options.Options {
 	}
 	return o
 }
+
+// TestUpstreamWriteTimingFlagIsHidden: kcm's one flag of its own parses
+// but stays out of --help, beside upstream's flags.
+func TestUpstreamWriteTimingFlagIsHidden(t *testing.T) {
+	o := newOptionsForTest(t)
+	fss := o.Flags()
+	misc := fss.FlagSet("misc")
+	if err := misc.Parse([]string{"--kcm-upstream-write-timing"}); err != nil {
+		t.Fatal(err)
+	}
+	if !o.UpstreamWriteTiming {
+		t.Error("--kcm-upstream-write-timing did not set UpstreamWriteTiming")
+	}
+	if f := misc.Lookup("kcm-upstream-write-timing"); f == nil || !f.Hidden {
+		t.Error("--kcm-upstream-write-timing is not a hidden flag")
+	}
+}

@@ -101,6 +101,9 @@ type Config struct {
 	// ClientQPS is the QPS of Client's rate limiter; it sizes the turns
 	// DaemonSets take over new nodes (turnSize).
 	ClientQPS float32
+	// NoTurns makes a sync cover every new node at once, as upstream's
+	// does (newNodesFirst keeps the order and takes no turns).
+	NoTurns bool
 
 	// PodControl and Recorder replace what Run builds over Client (tests).
 	PodControl podcontrol.Interface
@@ -141,7 +144,7 @@ type Controller struct {
 	workers       int
 	burstReplicas int
 	// turn is how many new nodes a settled DaemonSet covers per sync
-	// while others wait (newNodesFirst).
+	// while others wait (newNodesFirst); 0 takes no turns.
 	turn      int
 	revisions history.Client
 
@@ -170,7 +173,8 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:          int(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs),
 		ConsistencyCheck: features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyDaemonSet),
 		CompareOps:       features.Enabled(cc.FeatureGate, features.TaintTolerationComparisonOperators),
-		StatusSpacing:    StatusSpacing,
+		StatusSpacing:    cc.Paced(StatusSpacing),
+		NoTurns:          cc.UpstreamWriteTiming,
 		ClientQPS:        cc.Config.Generic.ClientConnection.QPS,
 	})
 	if err != nil {
@@ -221,7 +225,7 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		failedPods:    flowcontrol.NewFakeBackOff(failedPodBackoffInitial, failedPodBackoffMax, clk),
 		workers:       cfg.Workers,
 		burstReplicas: burst,
-		turn:          turnSize(cfg.ClientQPS, burst),
+		turn:          turnSize(cfg.ClientQPS, burst, cfg.NoTurns),
 		revisions:     history.Client{Client: cfg.Client},
 		podControl:    cfg.PodControl,
 		recorder:      cfg.Recorder,

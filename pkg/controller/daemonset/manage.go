@@ -32,8 +32,11 @@ const newNodeBatch = 20
 // second of the limiter, but at a high QPS turns that small leave the API
 // server idle between them and the last new node gets its pods later
 // than under upstream's burst (500 QPS: 50). A turn is at most the
-// creates one sync may send (burst).
-func turnSize(qps float32, burst int) int {
+// creates one sync may send (burst). With noTurns it is 0: no turns.
+func turnSize(qps float32, burst int, noTurns bool) int {
+	if noTurns {
+		return 0
+	}
 	return min(burst, max(newNodeBatch, int(qps/10)))
 }
 
@@ -95,7 +98,7 @@ func (c *Controller) newNodesFirst(s *syncState, nodes []*v1.Node) []*v1.Node {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	if len(nodes) <= c.turn || len(s.pods) == 0 || c.queue.Len() == 0 {
+	if c.turn == 0 || len(nodes) <= c.turn || len(s.pods) == 0 || c.queue.Len() == 0 {
 		return nodes
 	}
 	placed := s.pods[0].CreationTimestamp

@@ -40,6 +40,7 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 		podCreated time.Time // of the pods on the old nodes
 		podOpts    []podOpt  // of the pod on old-1
 		noPods     bool      // a new DaemonSet
+		noTurns    bool      // --kcm-upstream-write-timing
 		want       []string  // nodes created on, in order
 		wantN      int       // or only their count
 	}{
@@ -48,6 +49,7 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 		{name: "rolling out", others: true, podCreated: t0.Add(-time.Hour), podOpts: []podOpt{oldRevision}, want: oldestFirst},
 		{name: "nodes older than the pods", others: true, podCreated: t0.Add(-time.Minute), want: oldestFirst},
 		{name: "new DaemonSet", others: true, noPods: true, wantN: newNodes + 2},
+		{name: "upstream write timing", others: true, noTurns: true, podCreated: t0.Add(-time.Hour), want: oldestFirst},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := newDS()
@@ -59,6 +61,9 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 					daemonPod(ds, "p1", "old-1", append([]podOpt{createdAt(tc.podCreated)}, tc.podOpts...)...))
 			}
 			f := newFixture(t, objects...)
+			if tc.noTurns {
+				f.c.turn = turnSize(0, BurstReplicas, true)
+			}
 			if tc.others {
 				f.c.queue.Add("ns/other")
 			}
@@ -73,7 +78,7 @@ func TestNewNodesTakenInTurns(t *testing.T) {
 			if tc.want == nil && len(got) != tc.wantN {
 				t.Errorf("created on %d nodes, want %d", len(got), tc.wantN)
 			}
-			yielded := len(got) == f.c.turn
+			yielded := f.c.turn > 0 && len(got) == f.c.turn
 			if n := len(f.statusUpdates()); yielded != (n == 0) {
 				t.Errorf("%d status writes after creating on %d nodes", n, len(got))
 			}
@@ -126,7 +131,7 @@ func TestTurnSize(t *testing.T) {
 		{qps: 1e5, burst: BurstReplicas, want: BurstReplicas},
 		{qps: 500, burst: 10, want: 10},
 	} {
-		if got := turnSize(tc.qps, tc.burst); got != tc.want {
+		if got := turnSize(tc.qps, tc.burst, false); got != tc.want {
 			t.Errorf("turnSize(%v, %d) = %d, want %d", tc.qps, tc.burst, got, tc.want)
 		}
 	}

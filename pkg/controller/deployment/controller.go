@@ -124,8 +124,8 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Clock:               cc.Clock,
 		Workers:             int(cc.Config.DeploymentController.ConcurrentDeploymentSyncs),
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
-		StatusSpacing:       StatusSpacing,
-		StepGathering:       StepGathering,
+		StatusSpacing:       cc.Paced(StatusSpacing),
+		StepGathering:       cc.Paced(StepGathering),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating Deployment controller: %w", err)

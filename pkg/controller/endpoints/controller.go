@@ -100,7 +100,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Endpoints:    cc.InformerFactory.Core().V1().Endpoints(),
 		Workers:      int(cfg.ConcurrentEndpointSyncs),
 		BatchPeriod:  cfg.EndpointUpdatesBatchPeriod.Duration,
-		WriteSpacing: WriteSpacing,
+		WriteSpacing: cc.Paced(WriteSpacing),
 	})
 }
 

@@ -118,7 +118,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:                       int(cfg.ConcurrentServiceEndpointSyncs),
 		MaxEndpointsPerSlice:          cfg.MaxEndpointsPerSlice,
 		BatchPeriod:                   cfg.EndpointUpdatesBatchPeriod.Duration,
-		WriteSpacing:                  WriteSpacing,
+		WriteSpacing:                  cc.Paced(WriteSpacing),
 		PreferSameTrafficDistribution: features.Enabled(cc.FeatureGate, features.PreferSameTrafficDistribution),
 	})
 	if err != nil {

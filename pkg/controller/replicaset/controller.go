@@ -165,7 +165,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
 		ConsistencyCheck:    features.Enabled(cc.FeatureGate, features.StaleControllerConsistencyReplicaSet),
 		PodDeletionCost:     features.Enabled(cc.FeatureGate, features.PodDeletionCost),
-		StatusSpacing:       StatusSpacing,
+		StatusSpacing:       cc.Paced(StatusSpacing),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicaSet controller: %w", err)

@@ -45,7 +45,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		TerminatingReplicas: false,
 		ConsistencyCheck:    false,
 		PodDeletionCost:     features.Enabled(cc.FeatureGate, features.PodDeletionCost),
-		StatusSpacing:       replicaset.StatusSpacing,
+		StatusSpacing:       cc.Paced(replicaset.StatusSpacing),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating ReplicationController controller: %w", err)

@@ -155,7 +155,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Clock:         cc.Clock,
 		Workers:       int(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs),
 		Features:      FeaturesFrom(cc.FeatureGate),
-		StatusSpacing: StatusSpacing,
+		StatusSpacing: cc.Paced(StatusSpacing),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating StatefulSet controller: %w", err)

@@ -45,6 +45,9 @@ type Config struct {
 	ControllerShutdownTimeout time.Duration
 	// Cloud is the provider --cloud-provider names, nil without one.
 	Cloud cloudprovider.Interface
+	// UpstreamWriteTiming is ControllerContext's (kcm's hidden
+	// --kcm-upstream-write-timing).
+	UpstreamWriteTiming bool
 }
 
 // ServingOptions are the HTTPS endpoint's flags, the same in both

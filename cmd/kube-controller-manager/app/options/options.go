@@ -39,6 +39,8 @@ type Options struct {
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
+	// UpstreamWriteTiming is kcm's hidden --kcm-upstream-write-timing.
+	UpstreamWriteTiming bool
 
 	registry controllermanager.Registry
 }
@@ -88,6 +90,12 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 
 	fss.FlagSet("generic").DurationVar(&o.ControllerShutdownTimeout, "controller-shutdown-timeout", o.ControllerShutdownTimeout, "Time to wait for the controllers to shut down before terminating the executable")
 	o.Globals.AddFlags(fss.FlagSet("generic"))
+
+	// kcm's only flag of its own, hidden from --help: a diagnostic that
+	// answers whether a difference from upstream comes from an algorithm
+	// or from kcm's write pacing (docs/ARCHITECTURE.md, "Write policies").
+	misc.BoolVar(&o.UpstreamWriteTiming, "kcm-upstream-write-timing", false, "kcm only: write when upstream would, without kcm's status spacing, step gathering and DaemonSet turns.")
+	_ = misc.MarkHidden("kcm-upstream-write-timing")
 	return fss
 }
 
