@@ -8,11 +8,10 @@ import (
 )
 
 // Deadlines keeps, per key, when a period of fixed length began, and
-// answers how much of it is left. It is the one mechanism under kcm's
-// write pacing (docs/ARCHITECTURE.md, "Write policies"): a Spacer restarts
-// a key's period at every write and holds the next progress-only write
-// until it ends; the deployment controller begins a period when a partial
-// scale-down first becomes possible and takes the step when it ends.
+// answers how much of it is left: the keyed deadline under kcm's write
+// pacing (docs/ARCHITECTURE.md, "Write policies"). A Spacer restarts a
+// key's period at every write and holds the next progress-only write until
+// it ends.
 //
 // A period of 0 (or less) keeps nothing: every key has 0 left, which is
 // upstream's timing.
@@ -58,24 +57,6 @@ func (d *Deadlines) Restart(key string) {
 		}
 		d.sweepAt = max(minSweepAt, 2*len(d.start))
 	}
-}
-
-// Begin begins key's period unless one began earlier and was not
-// forgotten, and returns what is left of it: a caller that comes back
-// late finds 0, and the period does not start again until Forget.
-func (d *Deadlines) Begin(key string) time.Duration {
-	if d.period <= 0 {
-		return 0
-	}
-	now := d.clock.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.start[key]
-	if !ok {
-		d.start[key] = now
-		return d.period
-	}
-	return max(d.period-now.Sub(t), 0)
 }
 
 // Left returns what is left of key's period, 0 when none is running; a

@@ -7,36 +7,33 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-func TestDeadlinesBegin(t *testing.T) {
+func TestDeadlines(t *testing.T) {
 	clk := testingclock.NewFakePassiveClock(time.Unix(1000, 0))
-	g := NewDeadlines(time.Second, clk)
-	if w := g.Begin("a"); w != time.Second {
-		t.Fatalf("first wait = %v, want the whole period", w)
+	d := NewDeadlines(time.Second, clk)
+	if l := d.Left("a"); l != 0 {
+		t.Fatalf("left of a key never restarted = %v, want 0", l)
 	}
+	d.Restart("a")
 	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
-	if w := g.Begin("a"); w != 700*time.Millisecond {
-		t.Fatalf("wait 300ms in = %v, want the rest of the period", w)
+	if l := d.Left("a"); l != 700*time.Millisecond {
+		t.Fatalf("left 300ms in = %v, want 700ms", l)
 	}
-	if w := g.Begin("b"); w != time.Second {
-		t.Fatalf("another key's first wait = %v, want the whole period", w)
+	d.Restart("a")
+	if l := d.Left("a"); l != time.Second {
+		t.Fatalf("left after a restart = %v, want the whole period", l)
 	}
-	clk.SetTime(clk.Now().Add(700 * time.Millisecond))
-	if w := g.Begin("a"); w != 0 {
-		t.Fatalf("wait when the period is over = %v, want 0", w)
+	clk.SetTime(clk.Now().Add(time.Second))
+	if l := d.Left("a"); l != 0 || d.len() != 0 {
+		t.Fatalf("left after the period = %v with %d kept, want 0 and the key forgotten", l, d.len())
 	}
-	g.Forget("a")
-	if w := g.Begin("a"); w != time.Second {
-		t.Fatalf("wait after Forget = %v, want a new period", w)
+	d.Restart("b")
+	d.Forget("b")
+	if l := d.Left("b"); l != 0 {
+		t.Fatalf("left of a forgotten key = %v", l)
 	}
-	// A sync that comes back late (a busy queue) takes the step; the hold
-	// does not start again.
-	clk.SetTime(clk.Now().Add(5 * time.Second))
-	if w := g.Begin("a"); w != 0 {
-		t.Fatalf("wait long after the hold began = %v, want 0", w)
-	}
-
 	off := NewDeadlines(0, clk)
-	if w := off.Begin("a"); w != 0 {
-		t.Fatalf("period 0: wait = %v, want 0", w)
+	off.Restart("x")
+	if l := off.Left("x"); l != 0 {
+		t.Fatalf("period 0: left = %v", l)
 	}
 }

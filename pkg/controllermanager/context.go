@@ -50,9 +50,9 @@ type ControllerContext struct {
 	// one (or with "external"): the cloud controllers then do not run.
 	Cloud cloudprovider.Interface
 	// UpstreamWriteTiming (the hidden --kcm-upstream-write-timing) turns
-	// off kcm's write pacing: every status spacing, step gathering and
-	// DaemonSet turn is zero, so that controllers write when upstream's
-	// would (docs/ARCHITECTURE.md, "Write policies").
+	// off kcm's write pacing: every status and endpoint write spacing
+	// and DaemonSet turn is zero, so that controllers write when
+	// upstream's would (docs/ARCHITECTURE.md, "Write policies").
 	UpstreamWriteTiming bool
 }
 

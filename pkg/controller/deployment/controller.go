@@ -44,11 +44,6 @@ const (
 	// observedGeneration, collisionCount or annotations are written at
 	// once.
 	StatusSpacing = time.Second
-
-	// StepGathering is how long a rolling update's partial scale-down of
-	// old ReplicaSets waits for more new replicas to become available
-	// (holdStep).
-	StepGathering = time.Second
 )
 
 var controllerKind = apps.SchemeGroupVersion.WithKind("Deployment")
@@ -71,10 +66,6 @@ type Config struct {
 	// StatusSpacing is the Spacer period of status writes that change
 	// only counters; 0 writes every change at once, as upstream does.
 	StatusSpacing time.Duration
-	// StepGathering is how long a partial scale-down of old ReplicaSets
-	// waits for more new replicas to become available; 0 takes every step
-	// at once, as upstream does.
-	StepGathering time.Duration
 	// Recorder replaces the event recorder Run builds over Client (tests).
 	Recorder record.EventRecorder
 }
@@ -99,8 +90,6 @@ type Controller struct {
 	written writtenDeployments
 	// statusSpacer spaces status writes that change only counters.
 	statusSpacer *controller.Spacer
-	// steps gathers the partial scale-downs of a rolling update.
-	steps *controller.Deadlines
 
 	// recorder is set by Run, before any worker starts, unless
 	// Config.Recorder was.
@@ -125,7 +114,6 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 		Workers:             int(cc.Config.DeploymentController.ConcurrentDeploymentSyncs),
 		TerminatingReplicas: features.Enabled(cc.FeatureGate, features.DeploymentReplicaSetTerminatingReplicas),
 		StatusSpacing:       cc.Paced(StatusSpacing),
-		StepGathering:       cc.Paced(StepGathering),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error creating Deployment controller: %w", err)
@@ -163,7 +151,6 @@ func NewController(ctx context.Context, cfg Config) (*Controller, error) {
 		workers:             cfg.Workers,
 		terminatingReplicas: cfg.TerminatingReplicas,
 		statusSpacer:        controller.NewSpacer(cfg.StatusSpacing, clk),
-		steps:               controller.NewDeadlines(cfg.StepGathering, clk),
 		recorder:            cfg.Recorder,
 	}
 

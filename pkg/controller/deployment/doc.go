@@ -42,19 +42,6 @@
 //     syncState.cacheBehind), kcm reproduces the outcome;
 //   - the new/old ReplicaSet lookup runs once per sync, and adoption
 //     candidates come from informer indexes instead of a namespace-wide list;
-//   - a rolling update's partial scale-down of old ReplicaSets (one that
-//     leaves old replicas) waits up to StepGathering (1 s) from when it first
-//     became possible, for more new replicas to become available, and then
-//     takes what maxUnavailable allows at that moment (gather.go); a step
-//     that removes the last old replicas is taken at once, and the sync that
-//     holds a step leaves a counters-only status change to the sync that
-//     takes it (one Deployment status write per step, not two). Upstream
-//     scales down on every sync that finds a new replica available: when a
-//     ReplicaSet's pods become ready a fraction of a second apart, that is
-//     one step per pod, each a ReplicaSet update, a ScalingReplicaSet Event,
-//     the deletions' status writes and a Deployment status write. Here the
-//     steps are fewer and larger, and a partial one is taken up to a second
-//     later than upstream's (its Event then reports the larger size);
 //   - status writes that change only counters and the conditions'
 //     lastUpdateTime are spaced by StatusSpacing (1 s,
 //     internal/controller.Spacer), as the ReplicaSet's are (package

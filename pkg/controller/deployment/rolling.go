@@ -86,10 +86,6 @@ func (c *Controller) reconcileOldReplicaSets(ctx context.Context, s *syncState, 
 	logger.V(4).Info("Cleaned up unhealthy replicas from old RSes", "count", cleaned)
 
 	allRSs = append(slices.Clip(oldRSs), newRS)
-	if c.holdStep(ctx, d, allRSs, oldRSs) {
-		s.stepHeld = true
-		return cleaned > 0, nil
-	}
 	scaled, err := c.scaleDownOldReplicaSets(ctx, d, allRSs, oldRSs)
 	if err != nil {
 		logger.V(2).Info("Failed to scale down old replica sets", "deployment", klog.KObj(d), "err", err)
@@ -145,41 +141,6 @@ func (c *Controller) cleanupUnhealthyReplicas(ctx context.Context, d *apps.Deplo
 		oldRSs[i] = updated
 	}
 	return oldRSs, total, nil
-}
-
-// Step gathering holds back a rolling update's partial scale-downs of old
-// ReplicaSets for a short period, so that new replicas becoming available
-// in quick succession are answered by one scale-down instead of one each.
-//
-// Upstream scales the old ReplicaSets down on every sync that finds more
-// new replicas available. When they become available a fraction of a
-// second apart (pods of one ReplicaSet usually start together), each step
-// costs a ReplicaSet update, a ScalingReplicaSet Event, the pod deletions'
-// status writes and a Deployment status write, for one pod at a time. The
-// sizes of the steps change; the limits do not: a step still takes away
-// only what maxUnavailable allows at the moment it is taken, so fewer
-// pods may be unavailable than upstream allows, never more. A step that
-// finishes the old ReplicaSets is never held back.
-//
-// holdStep reports whether the scale-down of d's old ReplicaSets is to
-// wait for more new replicas to become available (step gathering), and if
-// so requeues d for when the wait ends. A step that would remove every
-// old replica is not held.
-func (c *Controller) holdStep(ctx context.Context, d *apps.Deployment, allRSs, oldRSs []*apps.ReplicaSet) bool {
-	key := deploymentKey(d)
-	budget := scaleDownBudget(d, allRSs)
-	if budget <= 0 || budget >= specReplicas(oldRSs) {
-		c.steps.Forget(key)
-		return false
-	}
-	w := c.steps.Begin(key)
-	if w <= 0 {
-		c.steps.Forget(key)
-		return false
-	}
-	klog.FromContext(ctx).V(4).Info("Gathering availability before scaling down old replica sets", "deployment", klog.KObj(d), "canScaleDown", budget, "delay", w)
-	c.queue.AddAfter(key, w)
-	return true
 }
 
 // scaleDownBudget is how many available replicas d may lose now: those

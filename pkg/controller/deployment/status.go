@@ -141,13 +141,6 @@ func (c *Controller) persist(ctx context.Context, s *syncState) error {
 	key := deploymentKey(s.d)
 	// Only counters moved, short of the goal: such a write may wait.
 	mayWait := progressOnly(s.stored, s.d) && !settled(s.stored, s.d)
-	if s.stepHeld && mayWait {
-		// The sync that takes the held step comes within the hold and
-		// writes this too; writing it now as well would be one write
-		// more per step.
-		klog.FromContext(ctx).V(4).Info("Deployment status update waits for the held scale-down", "deployment", klog.KObj(s.d))
-		return nil
-	}
 	if d := c.statusSpacer.Delay(key); d > 0 && mayWait {
 		// Written less than a period ago: write when the period ends,
 		// with whatever else changed by then.

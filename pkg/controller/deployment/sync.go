@@ -35,10 +35,6 @@ type syncState struct {
 	// ReplicaSet existing). Without the conflict, kcm must leave the
 	// condition out itself to end in the same state.
 	cacheBehind bool
-	// stepHeld is set when the sync held back a scale-down (holdStep) and
-	// requeued the Deployment for when the hold ends: a status change of
-	// counters only waits for that sync, which writes it with the step's.
-	stepHeld bool
 
 	// Set by replicaSets on first use: the new ReplicaSet (nil until
 	// created) and the others, oldest first.
@@ -66,7 +62,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.written.Newest(key, nil)
 		c.statusSpacer.Forget(key)
-		c.steps.Forget(key)
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
 		return nil
 	}

@@ -94,7 +94,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	// kcm's only flag of its own, hidden from --help: a diagnostic that
 	// answers whether a difference from upstream comes from an algorithm
 	// or from kcm's write pacing (docs/ARCHITECTURE.md, "Write policies").
-	misc.BoolVar(&o.UpstreamWriteTiming, "kcm-upstream-write-timing", false, "kcm only: write when upstream would, without kcm's status spacing, step gathering and DaemonSet turns.")
+	misc.BoolVar(&o.UpstreamWriteTiming, "kcm-upstream-write-timing", false, "kcm only: write when upstream would, without kcm's status and endpoint write spacing and DaemonSet turns.")
 	_ = misc.MarkHidden("kcm-upstream-write-timing")
 	return fss
 }
