@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	certv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	certinformers "k8s.io/client-go/informers/certificates/v1"
@@ -66,7 +67,7 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedMaxOfRateLimiter[string](
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 1000*time.Second),
-			controller.NewBucketRateLimiter[string](10, 100, nil),
+			&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 		),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, Clock: controller.QueueClock(nil)},
 	)
