@@ -3,7 +3,7 @@
 #   make run     local control plane (etcd, kube-apiserver, kube-scheduler,
 #                kwok fake nodes) with this kube-controller-manager on it
 #   make test    unit and integration tests (builds the test binaries first)
-#   make verify  gofmt, go vet, import rules
+#   make verify  gofmt, go vet, staticcheck, import rules
 #   make parity  every parity scenario on upstream and on kcm, diffed
 #   make bench   the same load on upstream and on kcm, figures side by side
 #   make conformance  upstream's [Conformance] specs against kcm

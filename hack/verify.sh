@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the conventions by machine: gofmt, go vet, and the import rule that
+# Checks the conventions by machine: gofmt, go vet, staticcheck, and the import rule that
 # product code never imports k8s.io/kubernetes (only hack/tools may).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,11 @@ if [[ -n "$unformatted" ]]; then
 	echo "not gofmt-formatted:"; echo "$unformatted"; fail=1
 fi
 go vet ./... || fail=1
+# staticcheck (built from the module proxy by hack/tools/build.sh, its module
+# hack/tools/lint) with the checks staticcheck.conf names: unused code,
+# deprecated APIs, ineffective assignments and the like.
+hack/tools/build.sh staticcheck >/dev/null
+_output/bin/staticcheck ./... || fail=1
 if grep -rln --include='*.go' '"k8s.io/kubernetes/' cmd pkg internal test 2>/dev/null; then
 	echo "the files above import k8s.io/kubernetes: only hack/tools may"; fail=1
 fi

@@ -2,7 +2,8 @@
 # Builds the binaries the tests and the local cluster run, from the Go module
 # proxy only: etcd, kube-apiserver, kube-scheduler, upstream
 # kube-controller-manager and kwok by default; upstream's e2e suite
-# (e2e.test, for make conformance) and the kubectl it runs only when named. Each lands in $OUT (default _output/bin at
+# (e2e.test, for make conformance), the kubectl it runs and staticcheck (for
+# make verify) only when named. Each lands in $OUT (default _output/bin at
 # the repository root) with a .stamp recording the module version it was built
 # from; a binary whose stamp matches is not built again.
 set -euo pipefail
@@ -60,6 +61,9 @@ for b in "${want[@]}"; do
 	agnhost) build node k8s.io/kubernetes/test/images/agnhost agnhost ;;
 	coredns) build coredns . coredns ;;
 	pause) build pause . pause ;;
+	# hack/verify.sh's linter, in its own module so that its dependencies
+	# (golang.org/x/tools…) stay out of the product's and the others'.
+	staticcheck) build lint honnef.co/go/tools/cmd/staticcheck staticcheck ;;
 	*) echo "hack/tools: unknown binary $b" >&2; exit 2 ;;
 	esac
 done

@@ -54,7 +54,8 @@ func NewKwokNode(name string) *corev1.Node {
 			Allocatable: res,
 			Capacity:    res.DeepCopy(),
 			NodeInfo: corev1.NodeSystemInfo{
-				Architecture:     "amd64",
+				Architecture: "amd64",
+				//lint:ignore SA1019 kwok's fake nodes report every version field, deprecated or not
 				KubeProxyVersion: "fake",
 				KubeletVersion:   "fake",
 				OperatingSystem:  "linux",

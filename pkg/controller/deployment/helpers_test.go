@@ -216,9 +216,8 @@ func describe(actions []clienttesting.Action) []string {
 			s += "/" + a.GetSubresource()
 		}
 		switch a := a.(type) {
+		// Also matches an UpdateAction: the two interfaces have the same methods.
 		case clienttesting.CreateAction:
-			s += " " + objectName(a.GetObject())
-		case clienttesting.UpdateAction:
 			s += " " + objectName(a.GetObject())
 		case clienttesting.DeleteAction:
 			s += " " + a.GetName()
@@ -262,9 +261,8 @@ func written[T runtime.Object](t *testing.T, actions []clienttesting.Action, res
 		}
 		var obj runtime.Object
 		switch a := a.(type) {
+		// Also matches an UpdateAction: the two interfaces have the same methods.
 		case clienttesting.CreateAction:
-			obj = a.GetObject()
-		case clienttesting.UpdateAction:
 			obj = a.GetObject()
 		default:
 			continue

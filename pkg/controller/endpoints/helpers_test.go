@@ -36,9 +36,8 @@ func newHarness(t *testing.T) *harness {
 	bump := func(action clienttesting.Action) (bool, runtime.Object, error) {
 		var obj runtime.Object
 		switch a := action.(type) {
+		// Also matches an UpdateAction: the two interfaces have the same methods.
 		case clienttesting.CreateAction:
-			obj = a.GetObject()
-		case clienttesting.UpdateAction:
 			obj = a.GetObject()
 		}
 		h.rv++

@@ -119,12 +119,6 @@ func (g *graph) has(uid types.UID) bool {
 	return ok
 }
 
-func (g *graph) len() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return len(g.nodes)
-}
-
 // update runs f with the write lock held.
 func (g *graph) update(f func()) {
 	g.mu.Lock()

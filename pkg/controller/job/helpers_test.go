@@ -55,9 +55,8 @@ func newJob(parallelism, completions int32, opts ...jobOpt) *batch.Job {
 	return j
 }
 
-func indexed(j *batch.Job)       { j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion) }
-func noCompletions(j *batch.Job) { j.Spec.Completions = nil }
-func suspended(j *batch.Job)     { j.Spec.Suspend = ptr.To(true) }
+func indexed(j *batch.Job)   { j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion) }
+func suspended(j *batch.Job) { j.Spec.Suspend = ptr.To(true) }
 func backoffLimit(n int32) jobOpt {
 	return func(j *batch.Job) { j.Spec.BackoffLimit = ptr.To(n) }
 }

@@ -25,7 +25,6 @@ const nsName = "doomed"
 
 var (
 	configmapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	widgetsGVR    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
 
 // store is a metadata "apiserver": content by resource name, where a

@@ -120,5 +120,8 @@ func (c *Controller) Run(ctx context.Context) {
 		return
 	}
 	// BackoffUntil runs gc in this goroutine, so returning means done.
+	// The backoff manager is the one form of BackoffUntil that runs on c.clock
+	// (a fake one in the tests); its replacement, Backoff.Timer, does not plug in.
+	//lint:ignore SA1019 no non-deprecated BackoffManager takes a clock
 	wait.BackoffUntilWithContext(ctx, c.gc, wait.NewJitteredBackoffManager(c.opts.Period, 0, c.clock), true)
 }

@@ -370,11 +370,8 @@ func (f *fixture) writes() []string {
 		}
 		name := ""
 		switch a := a.(type) {
+		// Also matches an UpdateAction: the two interfaces have the same methods.
 		case clienttesting.CreateAction:
-			if m, err := meta.Accessor(a.GetObject()); err == nil {
-				name = m.GetName()
-			}
-		case clienttesting.UpdateAction:
 			if m, err := meta.Accessor(a.GetObject()); err == nil {
 				name = m.GetName()
 			}

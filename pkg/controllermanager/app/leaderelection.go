@@ -17,10 +17,6 @@ import (
 // election health check still passes (upstream's value).
 const leaderHealthTimeout = 20 * time.Second
 
-// errLeadershipLost ends the process when the lease was lost to another
-// instance: its controllers may no longer act.
-var errLeadershipLost = errors.New("leaderelection lost")
-
 // leaderElectAndRun campaigns for the Lease and runs run while leading.
 //
 // Unlike upstream, SIGTERM (ctx cancelled) first stops the controllers,

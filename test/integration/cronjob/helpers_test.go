@@ -100,11 +100,6 @@ func (e *env) start(now time.Time) {
 	e.stop = framework.StartController(e.t, cc, c)
 }
 
-// nextMinute is the first whole minute after the fake clock's now.
-func (e *env) nextMinute() time.Time {
-	return e.clock.Now().Truncate(time.Minute).Add(time.Minute)
-}
-
 // waitRequeue waits for the controller to have asked to be woken just
 // after t (its requeue: t plus 100ms) and returns that moment.
 func (e *env) waitRequeue(t time.Time) time.Time {

@@ -8,7 +8,6 @@ package daemonset
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -313,12 +312,4 @@ func (e *env) namespace() framework.Namespace {
 func (e *env) waitEvents(name, reason string, atLeast int) []v1.Event {
 	e.t.Helper()
 	return e.namespace().WaitEvents("DaemonSet", name, reason, atLeast, timeout)
-}
-
-func nodeNames(ns string, short ...string) []string {
-	out := make([]string, len(short))
-	for i, s := range short {
-		out[i] = fmt.Sprintf("%s-%s", ns, s)
-	}
-	return out
 }

@@ -154,15 +154,6 @@ func (e *env) setStatus(p *v1.Pod, ip string, ready bool) *v1.Pod {
 	return p
 }
 
-func (e *env) getPod(name string) *v1.Pod {
-	e.t.Helper()
-	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p
-}
-
 func withNamedPort(name string, port int32) func(*v1.Pod) {
 	return func(p *v1.Pod) {
 		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{Name: name, ContainerPort: port, Protocol: v1.ProtocolTCP})

@@ -167,7 +167,7 @@ func TestSuspendAndResume(t *testing.T) {
 	if _, err := e.client.BatchV1().Jobs(e.ns).Update(e.ctx, j, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	j = e.waitJob("sus", "suspended again", func(j *batch.Job) bool {
+	e.waitJob("sus", "suspended again", func(j *batch.Job) bool {
 		return hasCondition(j, batch.JobSuspended, "JobSuspended") && j.Status.StartTime == nil && j.Status.Active == 0
 	})
 	framework.Eventually(t, timeout, func() (bool, error) { return len(e.pods("sus", "")) == 0, nil })

@@ -205,8 +205,8 @@ func TestAddressFromPoolReleasedOnDeletion(t *testing.T) {
 	e.createNode("lb-node-a", nil)
 	e.start()
 
-	svc := e.createService("web")
-	svc = e.waitAddress("web", "10.200.0.1")
+	e.createService("web")
+	svc := e.waitAddress("web", "10.200.0.1")
 	if !hasFinalizer(svc) {
 		t.Errorf("finalizers = %v, want %s", svc.Finalizers, servicelb.Finalizer)
 	}
