@@ -22,7 +22,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools e2e-test run test unit integration verify clean features bench parity conformance e2e-node e2e-kubeadm
+.PHONY: all build tools e2e-test run test unit integration verify clean features golden bench parity conformance e2e-node e2e-kubeadm
 
 all: build
 
@@ -102,6 +102,13 @@ e2e-kubeadm: build tools
 # Regenerates pkg/features from upstream's feature gates.
 features:
 	cd hack/tools/k8s && go run ./gen-features -o ../../../pkg/features/zz_generated_upstream.go
+
+# Prints what upstream's code computes for the golden tests' inputs (the
+# testdata/golden-*.json files that the tests and these generators both
+# read), to check or update the values the tests expect.
+golden:
+	cd hack/tools/k8s && for p in daemonsetgolden deployhash endpointsgolden mirroringgolden; do \
+		echo "== $$p"; go run ./$$p || exit 1; done
 
 clean:
 	rm -rf $(OUT)

@@ -4,59 +4,21 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/internal/testutil/golden"
 )
 
-// goldenTemplates must stay identical to the templates of
-// hack/tools/k8s/deployhash, which printed the expected hashes by running
-// upstream's controller.ComputeHash.
-func goldenTemplates() map[string]*v1.PodTemplateSpec {
-	return map[string]*v1.PodTemplateSpec{
-		"empty": {},
-		"nginx": {
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
-			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
-		},
-		"full": {
-			ObjectMeta: metav1.ObjectMeta{
-				Labels:      map[string]string{"app": "web", "tier": "frontend", "zone": "a"},
-				Annotations: map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-02T03:04:05Z"},
-			},
-			Spec: v1.PodSpec{
-				RestartPolicy:                 v1.RestartPolicyAlways,
-				TerminationGracePeriodSeconds: ptr.To[int64](30),
-				DNSPolicy:                     v1.DNSClusterFirst,
-				SchedulerName:                 "default-scheduler",
-				SecurityContext:               &v1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
-				Containers: []v1.Container{{
-					Name:  "web",
-					Image: "registry.k8s.io/pause:3.10",
-					Args:  []string{"--port=8080"},
-					Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: v1.ProtocolTCP}},
-					Env:   []v1.EnvVar{{Name: "MODE", Value: "prod"}},
-					Resources: v1.ResourceRequirements{
-						Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")},
-						Limits:   v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")},
-					},
-					ReadinessProbe: &v1.Probe{
-						ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
-						PeriodSeconds: 5,
-					},
-					TerminationMessagePath:   "/dev/termination-log",
-					TerminationMessagePolicy: v1.TerminationMessageReadFile,
-					ImagePullPolicy:          v1.PullIfNotPresent,
-				}},
-			},
-		},
-	}
+// goldenTemplates are the templates of testdata/golden-templates.json,
+// which hack/tools/k8s/deployhash reads too, printing the expected hashes
+// by running upstream's controller.ComputeHash.
+func goldenTemplates(t *testing.T) map[string]*v1.PodTemplateSpec {
+	return golden.Read[map[string]*v1.PodTemplateSpec](t, "testdata/golden-templates.json")
 }
 
 func TestPodTemplateHashGolden(t *testing.T) {
 	c := func(n int32) *int32 { return &n }
-	// Printed by `go run ./deployhash` in hack/tools/k8s (upstream v1.37.1).
+	// Printed by deployhash (make golden; upstream v1.37.1).
 	tests := []struct {
 		template       string
 		collisionCount *int32
@@ -79,7 +41,7 @@ func TestPodTemplateHashGolden(t *testing.T) {
 		{"full", c(-1), "59b55876f6"},
 	}
 	for _, tc := range tests {
-		template := goldenTemplates()[tc.template]
+		template := goldenTemplates(t)[tc.template]
 		before := template.DeepCopy()
 		if got := PodTemplateHash(template, tc.collisionCount); got != tc.want {
 			t.Errorf("PodTemplateHash(%s, %v) = %q, want %q", tc.template, ptr.Deref(tc.collisionCount, -99), got, tc.want)
@@ -95,8 +57,8 @@ func equalTemplates(a, b *v1.PodTemplateSpec) bool {
 }
 
 func TestPodTemplateHashIgnoresAddresses(t *testing.T) {
-	a := goldenTemplates()["full"]
-	b := goldenTemplates()["full"]
+	a := goldenTemplates(t)["full"]
+	b := goldenTemplates(t)["full"]
 	if a.Spec.TerminationGracePeriodSeconds == b.Spec.TerminationGracePeriodSeconds {
 		t.Fatal("test needs distinct pointers")
 	}

@@ -5,62 +5,17 @@ import (
 	"testing"
 
 	apps "k8s.io/api/apps/v1"
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/hashing"
+	"github.com/kcm-dev/kcm/internal/testutil/golden"
 )
 
-// goldenDaemonSets must stay identical to the DaemonSets of
-// hack/tools/k8s/daemonsetgolden, which prints upstream's values below.
-func goldenDaemonSets() map[string]*apps.DaemonSet {
-	web := &apps.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
-		Spec: apps.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "img:1"}}},
-			},
-		},
-	}
-	full := &apps.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent"},
-		Spec: apps.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      map[string]string{"app": "agent", "tier": "node"},
-					Annotations: map[string]string{"example.com/big": "12345678901234567890"},
-				},
-				Spec: v1.PodSpec{
-					HostNetwork:                   true,
-					NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
-					TerminationGracePeriodSeconds: ptr.To[int64](30),
-					ActiveDeadlineSeconds:         ptr.To[int64](1<<60 + 1),
-					Tolerations: []v1.Toleration{
-						{Key: v1.TaintNodeNotReady, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-						{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "infra", Effect: v1.TaintEffectNoSchedule},
-					},
-					Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-							MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a", "b"}}},
-						}}},
-					}},
-					Containers: []v1.Container{{
-						Name:  "agent",
-						Image: "registry.example/agent:2",
-						Resources: v1.ResourceRequirements{
-							Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")},
-						},
-					}},
-				},
-			},
-		},
-	}
-	return map[string]*apps.DaemonSet{"web": web, "full": full}
+// goldenDaemonSets are the DaemonSets of testdata/golden-daemonsets.json,
+// which hack/tools/k8s/daemonsetgolden reads too, printing upstream's
+// values below.
+func goldenDaemonSets(t *testing.T) map[string]*apps.DaemonSet {
+	return golden.Read[map[string]*apps.DaemonSet](t, "testdata/golden-daemonsets.json")
 }
 
 const defaultTolerationsJSON = `{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute"},` +
@@ -70,9 +25,9 @@ const defaultTolerationsJSON = `{"key":"node.kubernetes.io/unreachable","operato
 	`{"key":"node.kubernetes.io/unschedulable","operator":"Exists","effect":"NoSchedule"}`
 
 // TestMatchesUpstream pins revision data, hashes, pod tolerations and
-// labels to what upstream v1.37.1 computes (go run ./daemonsetgolden in
-// hack/tools/k8s): a DaemonSet created under upstream's binary keeps its
-// revisions, and its pods, under ours.
+// labels to what upstream v1.37.1 computes (make golden): a DaemonSet
+// created under upstream's binary keeps its revisions, and its pods, under
+// ours.
 func TestMatchesUpstream(t *testing.T) {
 	want := map[string]struct{ data, hash, hash2, tolerations, labels string }{
 		"web": {
@@ -94,7 +49,7 @@ func TestMatchesUpstream(t *testing.T) {
 			labels: `{"app":"agent","controller-revision-hash":"h","pod-template-generation":"3","tier":"node"}`,
 		},
 	}
-	for name, ds := range goldenDaemonSets() {
+	for name, ds := range goldenDaemonSets(t) {
 		w := want[name]
 		data, err := revisionData(ds)
 		if err != nil {

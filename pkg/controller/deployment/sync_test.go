@@ -15,16 +15,18 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/hashing"
+	"github.com/kcm-dev/kcm/internal/testutil/golden"
 )
 
-// nginx is the "nginx" template of the hashing golden tests, whose
-// pod-template-hash upstream computes as 76f8596b8b.
-func nginx(d *apps.Deployment) {
-	d.Name = "nginx"
-	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}
-	d.Spec.Template = v1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
-		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+// nginx gives a Deployment the "nginx" template of the hashing golden
+// tests (read from their input, which hack/tools/k8s/deployhash reads
+// too), whose pod-template-hash upstream computes as 76f8596b8b.
+func nginx(t *testing.T) func(d *apps.Deployment) {
+	tmpl := golden.Read[map[string]*v1.PodTemplateSpec](t, "../../../internal/controller/hashing/testdata/golden-templates.json")["nginx"]
+	return func(d *apps.Deployment) {
+		d.Name = "nginx"
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}
+		d.Spec.Template = *tmpl.DeepCopy()
 	}
 }
 
@@ -51,7 +53,7 @@ func checkCondition(t *testing.T, d *apps.Deployment, ct apps.DeploymentConditio
 }
 
 func TestSyncCreatesNewReplicaSet(t *testing.T) {
-	d := deployment(3, nginx, surge("25%"), unavailable("25%"), deadline(600),
+	d := deployment(3, nginx(t), surge("25%"), unavailable("25%"), deadline(600),
 		annotated("kubernetes.io/change-cause", "kubectl create"), annotated(v1.LastAppliedConfigAnnotation, "{}"))
 	f := newFixture(t, d)
 	actions, err := f.syncKey("ns/nginx")
@@ -98,7 +100,7 @@ func TestSyncCreatesNewReplicaSet(t *testing.T) {
 }
 
 func TestSyncHashCollision(t *testing.T) {
-	d := deployment(3, nginx)
+	d := deployment(3, nginx(t))
 	// Someone else's ReplicaSet holds the name.
 	squatter := replicaSet(deployment(1), "nginx-76f8596b8b", "other:1", 1, old, orphaned)
 	squatter.Labels = map[string]string{"other": "x"}

@@ -15,39 +15,25 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
+	"github.com/kcm-dev/kcm/internal/testutil/golden"
 )
 
 func goldenAddr(ip, node, pod string) v1.EndpointAddress {
 	return v1.EndpointAddress{IP: ip, NodeName: ptr.To(node), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: pod, UID: types.UID("uid-" + pod)}}
 }
 
-// goldenSubsetsInput must stay identical to subsetsInput in
-// hack/tools/k8s/endpointsgolden; goldenSubsets is that program's
-// "subsets" output (upstream's RepackSubsets).
-func goldenSubsetsInput() []v1.EndpointSubset {
-	h2c := ptr.To("kubernetes.io/h2c")
-	http := v1.EndpointPort{Name: "http", Port: 8080, Protocol: v1.ProtocolTCP}
-	https := v1.EndpointPort{Name: "https", Port: 8443, Protocol: v1.ProtocolTCP, AppProtocol: h2c}
-	dns := v1.EndpointPort{Name: "dns", Port: 53, Protocol: v1.ProtocolUDP}
-	a := goldenAddr("10.0.0.3", "n1", "a")
-	b := goldenAddr("10.0.0.1", "n2", "b")
-	c := goldenAddr("10.0.0.2", "n1", "c")
-	d := goldenAddr("10.0.0.10", "n3", "d")
-	d.Hostname = "d"
-	var out []v1.EndpointSubset
-	for _, p := range []v1.EndpointPort{http, https, dns} {
-		out = append(out,
-			v1.EndpointSubset{Addresses: []v1.EndpointAddress{a}, Ports: []v1.EndpointPort{p}},
-			v1.EndpointSubset{Addresses: []v1.EndpointAddress{b}, Ports: []v1.EndpointPort{p}},
-			v1.EndpointSubset{NotReadyAddresses: []v1.EndpointAddress{c}, Ports: []v1.EndpointPort{p}})
-	}
-	return append(out, v1.EndpointSubset{Addresses: []v1.EndpointAddress{d}, Ports: []v1.EndpointPort{http}})
+// goldenSubsetsInput is testdata/golden-subsets.json: per-address,
+// per-port subsets as the controller builds them, which
+// hack/tools/k8s/endpointsgolden reads too; goldenSubsets is that
+// program's "subsets" output (upstream's RepackSubsets).
+func goldenSubsetsInput(t *testing.T) []v1.EndpointSubset {
+	return golden.Read[[]v1.EndpointSubset](t, "testdata/golden-subsets.json")
 }
 
 const goldenSubsets = `[{"addresses":[{"ip":"10.0.0.1","nodeName":"n2","targetRef":{"kind":"Pod","namespace":"ns","name":"b","uid":"uid-b"}},{"ip":"10.0.0.3","nodeName":"n1","targetRef":{"kind":"Pod","namespace":"ns","name":"a","uid":"uid-a"}}],"notReadyAddresses":[{"ip":"10.0.0.2","nodeName":"n1","targetRef":{"kind":"Pod","namespace":"ns","name":"c","uid":"uid-c"}}],"ports":[{"name":"dns","port":53,"protocol":"UDP"},{"name":"https","port":8443,"protocol":"TCP","appProtocol":"kubernetes.io/h2c"}]},{"addresses":[{"ip":"10.0.0.1","nodeName":"n2","targetRef":{"kind":"Pod","namespace":"ns","name":"b","uid":"uid-b"}},{"ip":"10.0.0.10","hostname":"d","nodeName":"n3","targetRef":{"kind":"Pod","namespace":"ns","name":"d","uid":"uid-d"}},{"ip":"10.0.0.3","nodeName":"n1","targetRef":{"kind":"Pod","namespace":"ns","name":"a","uid":"uid-a"}}],"notReadyAddresses":[{"ip":"10.0.0.2","nodeName":"n1","targetRef":{"kind":"Pod","namespace":"ns","name":"c","uid":"uid-c"}}],"ports":[{"name":"http","port":8080,"protocol":"TCP"}]}]`
 
 func TestRepackMatchesUpstream(t *testing.T) {
-	got, err := json.Marshal(repackSubsets(goldenSubsetsInput()))
+	got, err := json.Marshal(repackSubsets(goldenSubsetsInput(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +41,7 @@ func TestRepackMatchesUpstream(t *testing.T) {
 		t.Errorf("repacked\n got %s\nwant %s", got, goldenSubsets)
 	}
 	// Repacking is idempotent.
-	again, _ := json.Marshal(repackSubsets(repackSubsets(goldenSubsetsInput())))
+	again, _ := json.Marshal(repackSubsets(repackSubsets(goldenSubsetsInput(t))))
 	if string(again) != goldenSubsets {
 		t.Errorf("repacked twice\n got %s", again)
 	}

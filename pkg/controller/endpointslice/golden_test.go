@@ -4,29 +4,25 @@ import (
 	"encoding/json"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/internal/testutil/golden"
 )
 
-// goldenPortSets must stay identical to portSets in
-// hack/tools/k8s/endpointsgolden; goldenSlicePorts is that program's
-// "slicePorts" output: the order upstream leaves in the slices it creates.
-func goldenPortSets() map[string][]discovery.EndpointPort {
-	p := func(name string, port int32, proto v1.Protocol, app *string) discovery.EndpointPort {
-		return discovery.EndpointPort{Name: ptr.To(name), Port: ptr.To(port), Protocol: ptr.To(proto), AppProtocol: app}
-	}
-	return map[string][]discovery.EndpointPort{
-		"web": {p("http", 80, v1.ProtocolTCP, nil), p("https", 443, v1.ProtocolTCP, nil), p("dns", 53, v1.ProtocolUDP, nil), p("metrics", 9090, v1.ProtocolTCP, nil)},
-		"app": {p("a", 8080, v1.ProtocolTCP, ptr.To("h2c")), p("", 80, v1.ProtocolSCTP, nil), p("b", 81, v1.ProtocolUDP, nil)},
-	}
+// goldenPortSets are the port sets of testdata/golden-ports.json, which
+// hack/tools/k8s/endpointsgolden reads too; goldenSlicePorts is that
+// program's "slicePorts" output: the order upstream leaves in the slices
+// it creates.
+func goldenPortSets(t *testing.T) map[string][]discovery.EndpointPort {
+	return golden.Read[map[string][]discovery.EndpointPort](t, "testdata/golden-ports.json")
 }
 
 const goldenSlicePorts = `{"app":[{"appProtocol":"h2c","name":"a","port":8080,"protocol":"TCP"},{"name":"b","port":81,"protocol":"UDP"},{"name":"","port":80,"protocol":"SCTP"}],"web":[{"name":"dns","port":53,"protocol":"UDP"},{"name":"https","port":443,"protocol":"TCP"},{"name":"http","port":80,"protocol":"TCP"},{"name":"metrics","port":9090,"protocol":"TCP"}]}`
 
 func TestPortOrderMatchesUpstream(t *testing.T) {
 	got := map[string][]discovery.EndpointPort{}
-	for name, ports := range goldenPortSets() {
+	for name, ports := range goldenPortSets(t) {
 		got[name] = sortPortsByHash(ports)
 		// The grouping key does not depend on the order.
 		rev := append([]discovery.EndpointPort(nil), ports...)

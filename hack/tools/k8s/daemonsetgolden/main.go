@@ -6,10 +6,10 @@
 // pods it creates (util.CreatePodTemplate), so that kcm's can be checked
 // byte for byte against upstream's.
 //
-// The DaemonSets here must stay identical to goldenDaemonSets in
-// pkg/controller/daemonset/golden_test.go. Usage (from hack/tools/k8s):
+// The DaemonSets are pkg/controller/daemonset/testdata/golden-daemonsets.json,
+// which the tests read too. Usage (from hack/tools/k8s; or make golden):
 //
-//	go run ./daemonsetgolden
+//	go run ./daemonsetgolden [-root ../../..]
 package main
 
 import (
@@ -18,63 +18,20 @@ import (
 	"sort"
 
 	apps "k8s.io/api/apps/v1"
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/daemon/util"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/hack/tools/k8s/internal/golden"
 )
 
 func daemonSets() map[string]*apps.DaemonSet {
-	web := &apps.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
-		Spec: apps.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "img:1"}}},
-			},
-		},
-	}
-	full := &apps.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent"},
-		Spec: apps.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      map[string]string{"app": "agent", "tier": "node"},
-					Annotations: map[string]string{"example.com/big": "12345678901234567890"},
-				},
-				Spec: v1.PodSpec{
-					HostNetwork:                   true,
-					NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
-					TerminationGracePeriodSeconds: ptr.To[int64](30),
-					ActiveDeadlineSeconds:         ptr.To[int64](1<<60 + 1),
-					Tolerations: []v1.Toleration{
-						{Key: v1.TaintNodeNotReady, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-						{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "infra", Effect: v1.TaintEffectNoSchedule},
-					},
-					Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-							MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a", "b"}}},
-						}}},
-					}},
-					Containers: []v1.Container{{
-						Name:  "agent",
-						Image: "registry.example/agent:2",
-						Resources: v1.ResourceRequirements{
-							Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")},
-						},
-					}},
-				},
-			},
-		},
-	}
-	return map[string]*apps.DaemonSet{"web": web, "full": full}
+	var sets map[string]*apps.DaemonSet
+	golden.Read("pkg/controller/daemonset/testdata/golden-daemonsets.json", &sets)
+	return sets
 }
 
 // getPatch is upstream's unexported getPatch, verbatim in effect; main

@@ -10,11 +10,11 @@
 //     k8s.io/endpointslice/util.NewPortMapKey, which sorts them in place
 //     (the order of a slice the endpointslice-controller creates).
 //
-// The inputs must stay identical to goldenSubsetsInput in
-// pkg/controller/endpoints/golden_test.go and goldenPortSets in
-// pkg/controller/endpointslice/golden_test.go. Usage (from hack/tools/k8s):
+// The inputs are pkg/controller/endpoints/testdata/golden-subsets.json and
+// pkg/controller/endpointslice/testdata/golden-ports.json, which the tests
+// read too. Usage (from hack/tools/k8s; or make golden):
 //
-//	go run ./endpointsgolden
+//	go run ./endpointsgolden [-root ../../..]
 package main
 
 import (
@@ -24,51 +24,41 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/types"
 	endpointsliceutil "k8s.io/endpointslice/util"
 	"k8s.io/kubernetes/pkg/api/v1/endpoints"
-	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/hack/tools/k8s/internal/golden"
 )
 
-func addr(ip, node, pod, uid string) v1.EndpointAddress {
-	return v1.EndpointAddress{IP: ip, NodeName: ptr.To(node), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: pod, UID: types.UID(uid)}}
-}
-
+// subsetsInput returns the subsets of golden-subsets.json, their ports'
+// AppProtocols shared as the endpoints-controller shares them: it builds
+// every address's port from the Service's port, so equal ports point to
+// one string. JSON cannot say so, and RepackSubsets depends on it: it keys
+// a map by v1.EndpointPort, pointer included.
 func subsetsInput() []v1.EndpointSubset {
-	h2c := ptr.To("kubernetes.io/h2c")
-	http := v1.EndpointPort{Name: "http", Port: 8080, Protocol: v1.ProtocolTCP}
-	https := v1.EndpointPort{Name: "https", Port: 8443, Protocol: v1.ProtocolTCP, AppProtocol: h2c}
-	dns := v1.EndpointPort{Name: "dns", Port: 53, Protocol: v1.ProtocolUDP}
-	a := addr("10.0.0.3", "n1", "a", "uid-a")
-	b := addr("10.0.0.1", "n2", "b", "uid-b")
-	c := addr("10.0.0.2", "n1", "c", "uid-c")
-	d := addr("10.0.0.10", "n3", "d", "uid-d")
-	d.Hostname = "d"
-	var out []v1.EndpointSubset
-	ready := func(x v1.EndpointAddress, p v1.EndpointPort) {
-		out = append(out, v1.EndpointSubset{Addresses: []v1.EndpointAddress{x}, Ports: []v1.EndpointPort{p}})
+	var subsets []v1.EndpointSubset
+	golden.Read("pkg/controller/endpoints/testdata/golden-subsets.json", &subsets)
+	shared := map[string]*string{}
+	for i := range subsets {
+		for j := range subsets[i].Ports {
+			p := &subsets[i].Ports[j]
+			if p.AppProtocol == nil {
+				continue
+			}
+			if s, ok := shared[*p.AppProtocol]; ok {
+				p.AppProtocol = s
+			} else {
+				shared[*p.AppProtocol] = p.AppProtocol
+			}
+		}
 	}
-	notReady := func(x v1.EndpointAddress, p v1.EndpointPort) {
-		out = append(out, v1.EndpointSubset{NotReadyAddresses: []v1.EndpointAddress{x}, Ports: []v1.EndpointPort{p}})
-	}
-	for _, p := range []v1.EndpointPort{http, https, dns} {
-		ready(a, p)
-		ready(b, p)
-		notReady(c, p)
-	}
-	// d serves only http (its named https/dns ports do not resolve).
-	ready(d, http)
-	return out
+	return subsets
 }
 
 func portSets() map[string][]discovery.EndpointPort {
-	p := func(name string, port int32, proto v1.Protocol, app *string) discovery.EndpointPort {
-		return discovery.EndpointPort{Name: ptr.To(name), Port: ptr.To(port), Protocol: ptr.To(proto), AppProtocol: app}
-	}
-	return map[string][]discovery.EndpointPort{
-		"web": {p("http", 80, v1.ProtocolTCP, nil), p("https", 443, v1.ProtocolTCP, nil), p("dns", 53, v1.ProtocolUDP, nil), p("metrics", 9090, v1.ProtocolTCP, nil)},
-		"app": {p("a", 8080, v1.ProtocolTCP, ptr.To("h2c")), p("", 80, v1.ProtocolSCTP, nil), p("b", 81, v1.ProtocolUDP, nil)},
-	}
+	var sets map[string][]discovery.EndpointPort
+	golden.Read("pkg/controller/endpointslice/testdata/golden-ports.json", &sets)
+	return sets
 }
 
 func main() {

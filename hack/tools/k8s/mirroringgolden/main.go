@@ -5,11 +5,11 @@
 // pkg/controller/endpointslicemirroring's golden test uses, so that kcm's
 // order (visible in every mirrored slice) can be checked against upstream's.
 //
-// The port sets here must stay identical to goldenPortSets in
-// pkg/controller/endpointslicemirroring/golden_test.go. Usage (from
-// hack/tools/k8s):
+// The port sets are
+// pkg/controller/endpointslicemirroring/testdata/golden-ports.json, which
+// the test reads too. Usage (from hack/tools/k8s; or make golden):
 //
-//	go run ./mirroringgolden
+//	go run ./mirroringgolden [-root ../../..]
 package main
 
 import (
@@ -19,26 +19,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	endpointsliceutil "k8s.io/endpointslice/util"
-	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/hack/tools/k8s/internal/golden"
 )
 
 func portSets() map[string][]v1.EndpointPort {
-	return map[string][]v1.EndpointPort{
-		"web": {
-			{Name: "http", Port: 80, Protocol: v1.ProtocolTCP},
-			{Name: "https", Port: 443, Protocol: v1.ProtocolTCP},
-			{Name: "dns", Port: 53, Protocol: v1.ProtocolUDP},
-			{Name: "metrics", Port: 9090, Protocol: v1.ProtocolTCP},
-		},
-		"unnamed": {{Port: 80, Protocol: v1.ProtocolTCP}},
-		"mixed": {
-			{Name: "a", Port: 80, Protocol: v1.ProtocolTCP, AppProtocol: ptr.To("h2c")},
-			{Name: "a", Port: 80, Protocol: v1.ProtocolUDP},
-			{Name: "b", Port: 81, Protocol: v1.ProtocolSCTP},
-			{Name: "c", Port: 8080, Protocol: v1.ProtocolTCP, AppProtocol: ptr.To("kubernetes.io/h2c")},
-		},
-		"none": nil,
-	}
+	var sets map[string][]v1.EndpointPort
+	golden.Read("pkg/controller/endpointslicemirroring/testdata/golden-ports.json", &sets)
+	return sets
 }
 
 // slicePorts is upstream's epPortsToEpsPorts.
