@@ -58,6 +58,17 @@ type ExpectedRetry interface {
 // that is worth an operator's look.
 const quietRetries = 5
 
+// StaleCache is the ExpectedRetry of a sync that found its informer not
+// yet showing the controller's own last write (the message says which).
+// The Consistency check of package expectations has its own, with the
+// versions compared.
+type StaleCache string
+
+func (e StaleCache) Error() string { return string(e) }
+
+// ExpectedRetry: the informer is about to catch up.
+func (StaleCache) ExpectedRetry() {}
+
 func isExpectedRetry(err error) bool {
 	var e ExpectedRetry
 	return errors.As(err, &e)

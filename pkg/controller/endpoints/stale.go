@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kcm-dev/kcm/internal/controller"
 )
 
 // staleTracker remembers, per Endpoints object, the resourceVersion the
@@ -39,13 +41,9 @@ func (t *staleTracker) forget(namespace, name string) {
 	delete(t.versions, types.NamespacedName{Namespace: namespace, Name: name})
 }
 
-// staleCacheError says the Endpoints cache still shows the version the
-// controller's last update replaced; the Service is retried with backoff.
-type staleCacheError struct{ rv, key string }
-
-func (e staleCacheError) Error() string {
-	return fmt.Sprintf("endpoints informer cache is out of date, resource version %s already processed for endpoints %s", e.rv, e.key)
+// staleCache says the Endpoints cache still shows the version rv the
+// controller's last update of key replaced; the Service is retried with
+// backoff.
+func staleCache(rv, key string) error {
+	return controller.StaleCache(fmt.Sprintf("endpoints informer cache is out of date, resource version %s already processed for endpoints %s", rv, key))
 }
-
-// ExpectedRetry: the worker loop requeues a stale cache quietly.
-func (staleCacheError) ExpectedRetry() {}

@@ -64,7 +64,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	case err != nil:
 		return err
 	case c.stale.isStale(current):
-		return staleCacheError{rv: current.ResourceVersion, key: key}
+		return staleCache(current.ResourceVersion, key)
 	}
 	create := current.ResourceVersion == ""
 	if !create && upToDate(current, svc, subsets) {

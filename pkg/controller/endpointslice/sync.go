@@ -17,20 +17,15 @@ import (
 	"github.com/kcm-dev/kcm/internal/controller/labelindex"
 )
 
-// staleCacheError says the slice cache has not caught up with the
+// errStaleCache says the slice cache has not caught up with the
 // controller's own writes; the Service is retried with backoff.
-type staleCacheError struct{}
-
-func (staleCacheError) Error() string { return "EndpointSlice informer cache is out of date" }
-
-// ExpectedRetry: the worker loop requeues a stale cache quietly.
-func (staleCacheError) ExpectedRetry() {}
+const errStaleCache = controller.StaleCache("EndpointSlice informer cache is out of date")
 
 // sync reconciles one Service's slices and counts the outcome.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	err := c.syncService(ctx, key)
 	result := "success"
-	if errors.As(err, &staleCacheError{}) {
+	if errors.Is(err, errStaleCache) {
 		result = "stale"
 	} else if err != nil {
 		result = "error"
@@ -76,7 +71,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	}
 	slices = withoutDeleting(slices)
 	if c.tracker.Stale(namespace, name, slices) {
-		return staleCacheError{}
+		return errStaleCache
 	}
 	// Computed on every sync, so that the tracker stays current even when
 	// nothing is written.

@@ -21,7 +21,7 @@ func TestStaleCacheIsWaitedFor(t *testing.T) {
 	// The cache has not seen the created slice: a sync must not create
 	// another.
 	w, err := h.sync("web")
-	if !errors.As(err, &staleCacheError{}) || len(w) != 0 {
+	if !errors.Is(err, errStaleCache) || len(w) != 0 {
 		t.Fatalf("sync on a stale cache: err %v, writes %v", err, verbs(w))
 	}
 	h.catchUp()
@@ -30,7 +30,7 @@ func TestStaleCacheIsWaitedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The cache still shows the slice's older generation.
-	if _, err := h.sync("web"); !errors.As(err, &staleCacheError{}) {
+	if _, err := h.sync("web"); !errors.Is(err, errStaleCache) {
 		t.Fatalf("older generation cached: err %v", err)
 	}
 	h.catchUp()

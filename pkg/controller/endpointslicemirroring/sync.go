@@ -2,7 +2,6 @@ package endpointslicemirroring
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,12 +11,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
 )
 
 // errStaleCache is returned, and the key retried, while the slice cache
 // has not yet seen the controller's own writes.
-var errStaleCache = errors.New("EndpointSlice informer cache is out of date")
+const errStaleCache = controller.StaleCache("EndpointSlice informer cache is out of date")
 
 // syncEndpoints brings the mirrored slices of one Endpoints key in line:
 // deleted when the Endpoints, or its selector-less Service, is gone or not
