@@ -11,10 +11,8 @@
 //     errors with backoff (up to MaxRetries when set), forgets a key whose
 //     error is wrapped by Permanent (logged, not retried), and logs an
 //     ExpectedRetry error (a normal step, such as a cache that has not seen
-//     the controller's own write yet) at V(4) for its first retries;
-//   - bucket.go: token-bucket rate limiting for workqueues, for the
-//     controllers whose upstream queue combines a per-item backoff with an
-//     overall bucket of its own;
+//     the controller's own write yet, StaleCache) at V(4) for its first
+//     retries;
 //   - ticks.go: QueueClock, the clock every workqueue is built with: a fake
 //     clock in tests, else the real clock whose tickers of one period share
 //     one timer;

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -21,17 +22,55 @@ import (
 // status (creations, deletions and ownership changes must be synced at
 // once, since expectations and adoption wait on them), and Delay in its
 // sync, to hold back a write that only reports progress (progressOnly)
-// and does not reach the goal (settled). It is Deadlines restarted at
-// every write.
-type Spacer struct{ d *Deadlines }
+// and does not reach the goal (settled). See docs/ARCHITECTURE.md, "Write
+// policies".
+//
+// A period of 0 (or less) keeps nothing and delays nothing: upstream's
+// timing.
+type Spacer struct {
+	period time.Duration
+	clock  clock.PassiveClock
 
-// NewSpacer returns a Spacer of period; period 0 enqueues every key at once.
+	mu sync.Mutex
+	// wrote is, per key, when its last write was.
+	wrote map[string]time.Time
+	// sweepAt is the size of wrote at which Wrote drops the keys whose
+	// period ended; it doubles with what a sweep keeps, so sweeps stay
+	// amortized O(1) per call even when more keys than that are within
+	// one period.
+	sweepAt int
+}
+
+const minSweepAt = 1024
+
+// NewSpacer returns a Spacer of period on clk (the real clock if nil).
 func NewSpacer(period time.Duration, clk clock.PassiveClock) *Spacer {
-	return &Spacer{d: NewDeadlines(period, clk)}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Spacer{period: period, clock: clk, wrote: map[string]time.Time{}, sweepAt: minSweepAt}
 }
 
 // Wrote records that key's sync has just written.
-func (s *Spacer) Wrote(key string) { s.d.Restart(key) }
+func (s *Spacer) Wrote(key string) {
+	if s.period <= 0 {
+		return
+	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wrote[key] = now
+	if len(s.wrote) >= s.sweepAt {
+		// Drop the keys that no longer hold anything back, so that keys
+		// written once and never again do not accumulate.
+		for k, t := range s.wrote {
+			if now.Sub(t) >= s.period {
+				delete(s.wrote, k)
+			}
+		}
+		s.sweepAt = max(minSweepAt, 2*len(s.wrote))
+	}
+}
 
 // Add enqueues key now if it did not write within the period, else when
 // the period since its last write ends.
@@ -44,8 +83,35 @@ func (s *Spacer) Add(q workqueue.TypedDelayingInterface[string], key string) {
 }
 
 // Delay returns how long key must wait before its next write: the rest of
-// the period since its last one, or 0.
-func (s *Spacer) Delay(key string) time.Duration { return s.d.Left(key) }
+// the period since its last one, or 0 (and a period that ended is
+// forgotten).
+func (s *Spacer) Delay(key string) time.Duration {
+	if s.period <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.wrote[key]
+	if !ok {
+		return 0
+	}
+	if since := s.clock.Since(t); since < s.period {
+		return s.period - since
+	}
+	delete(s.wrote, key)
+	return 0
+}
 
 // Forget drops what is known of key (its object is gone).
-func (s *Spacer) Forget(key string) { s.d.Forget(key) }
+func (s *Spacer) Forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.wrote, key)
+}
+
+// len is the number of keys kept, for tests.
+func (s *Spacer) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.wrote)
+}

@@ -39,8 +39,14 @@ func TestSpacer(t *testing.T) {
 	if !waitLen(q, 1) {
 		t.Fatal("a was not enqueued when its period ended")
 	}
-	if d := s.Delay("a"); d != 0 {
-		t.Fatalf("delay after the period = %v, want 0", d)
+	if d := s.Delay("a"); d != 0 || s.len() != 0 {
+		t.Fatalf("delay after the period = %v with %d keys kept, want 0 and the key forgotten", d, s.len())
+	}
+	s.Wrote("a")
+	clk.Step(300 * time.Millisecond)
+	s.Wrote("a")
+	if d := s.Delay("a"); d != time.Second {
+		t.Fatalf("delay after a second write = %v, want the whole period", d)
 	}
 
 	s.Wrote("c")
@@ -65,7 +71,7 @@ func TestSpacerForgetsStaleKeys(t *testing.T) {
 			clk.Step(2 * time.Second)
 		}
 	}
-	if n := s.d.len(); n > 1100 {
+	if n := s.len(); n > 1100 {
 		t.Fatalf("%d keys kept, want the stale ones dropped", n)
 	}
 }
@@ -89,10 +95,10 @@ func TestSpacerSweepsLessOftenWhenManyKeysAreFresh(t *testing.T) {
 	}
 	// Every key is fresh: all are kept, and the next sweep waits for the
 	// map to double rather than running on every write.
-	if s.d.len() != 5000 {
-		t.Fatalf("%d keys kept, want 5000", s.d.len())
+	if s.len() != 5000 {
+		t.Fatalf("%d keys kept, want 5000", s.len())
 	}
-	if s.d.sweepAt <= s.d.len() {
-		t.Fatalf("next sweep at %d keys with %d kept: it would sweep on every write", s.d.sweepAt, s.d.len())
+	if s.sweepAt <= s.len() {
+		t.Fatalf("next sweep at %d keys with %d kept: it would sweep on every write", s.sweepAt, s.len())
 	}
 }
