@@ -19,9 +19,18 @@
 //     over a Deployment: "create", "roll", "scale" (each until every
 //     Service's EndpointSlices and Endpoints list exactly its ready pods)
 //     and "delete" (until no pod, slice or Endpoints object remains).
+//   - daemonsets (daemonsets.go): its own nodes, then "create" (the
+//     DaemonSets, each with an available pod on every node), "add-nodes"
+//     (more nodes, with each new node's node-to-pods time), "roll" and
+//     "delete".
 //   - jobs (jobs.go): its own nodes, then "indexed" (one Indexed Job) and
 //     "small" (many small Jobs), each until every Job is Complete with all
 //     its completions succeeded.
+//   - volumes (volumes.go): "volumes" (hostPath PersistentVolumes),
+//     "bind" (claims that fit them, until all are Bound) and "reclaim"
+//     (the claims deleted, until the volumes are).
+//
+// docs/BENCHMARKS.md, "What runs", has every phase's load and wait.
 //
 // For every phase it records wall time, the controller manager's CPU
 // seconds (utime+stime of /proc/<pid>/stat), its peak and final RSS (VmRSS of

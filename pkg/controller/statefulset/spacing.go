@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Status writes are held back in two cases (docs/ARCHITECTURE.md); the
-// status is then written by a later sync, which the hold schedules, and
-// the pods are created and deleted as at once:
+// Status writes are held back in two cases (docs/ARCHITECTURE.md, "Write
+// policies"); the status is then written by a later sync, which the hold
+// schedules, and the pods are created and deleted as at once:
 //
 //   - while pods this controller created are not in the cache yet: the
 //     status would miss them, and their arrival syncs the set again at
