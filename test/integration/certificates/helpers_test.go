@@ -77,16 +77,7 @@ func decide(t *testing.T, client kubernetes.Interface, name string, t2 certv1.Re
 // waitFor polls the request until cond holds and returns it.
 func waitFor(t *testing.T, client kubernetes.Interface, name string, cond func(*certv1.CertificateSigningRequest) bool) *certv1.CertificateSigningRequest {
 	t.Helper()
-	var last *certv1.CertificateSigningRequest
-	framework.Eventually(t, timeout, func() (bool, error) {
-		csr, err := client.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		last = csr
-		return cond(csr), nil
-	})
-	return last
+	return framework.WaitFor(t, timeout, client.CertificatesV1().CertificateSigningRequests(), name, "CSR "+name, cond)
 }
 
 func issued(csr *certv1.CertificateSigningRequest) bool { return len(csr.Status.Certificate) > 0 }

@@ -63,14 +63,8 @@ type env struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), cfg: cfg, client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx,
-		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cronjob-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "cronjob-")
+	e := &env{t: t, ctx: ns.Ctx, cfg: cfg, client: ns.Client, ns: ns.Name}
 	// Later tests' controllers must not see this test's CronJobs (their
 	// requeues would hide the ones a test waits for). Runs after the
 	// controller stopped.
@@ -90,14 +84,7 @@ func (e *env) start(now time.Time) {
 	cc := framework.NewControllerContext(e.t, e.cfg)
 	cc.Clock = e.clock
 	cc.Config.CronJobController.ConcurrentCronJobSyncs = 2
-	c, err := cronjob.New(e.ctx, cc, names.CronJob)
-	if err != nil {
-		e.t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.CronJob {
-		e.t.Errorf("Name() = %q", c.Name())
-	}
-	e.stop = framework.StartController(e.t, cc, c)
+	e.stop = framework.StartController(e.t, cc, framework.NewController(e.t, cc, names.CronJob, cronjob.New))
 }
 
 // waitRequeue waits for the controller to have asked to be woken just
@@ -134,20 +121,12 @@ func (e *env) createCronJob(name, schedule string, opts ...func(*batchv1.CronJob
 	for _, o := range opts {
 		o(cj)
 	}
-	cj, err := e.client.BatchV1().CronJobs(e.ns).Create(e.ctx, cj, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cj
+	return framework.Create(e.t, e.client.BatchV1().CronJobs(e.ns), cj)
 }
 
 func (e *env) getCronJob(name string) *batchv1.CronJob {
 	e.t.Helper()
-	cj, err := e.client.BatchV1().CronJobs(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cj
+	return framework.Get(e.t, e.client.BatchV1().CronJobs(e.ns), name)
 }
 
 // jobName is the name of the Job of CronJob name for scheduled time t.
@@ -231,14 +210,11 @@ func (e *env) finish(name string, typ batchv1.JobConditionType) *batchv1.Job {
 // of the reasons, oldest first, each as often as it was counted.
 func (e *env) events(name string, reasons ...string) []string {
 	e.t.Helper()
-	list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	slices.SortStableFunc(list.Items, func(a, b v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
+	events := e.namespace().Events("CronJob", name)
+	slices.SortStableFunc(events, func(a, b v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
 	var out []string
-	for _, ev := range list.Items {
-		if ev.InvolvedObject.Kind != "CronJob" || ev.InvolvedObject.Name != name || !slices.Contains(reasons, ev.Reason) {
+	for _, ev := range events {
+		if !slices.Contains(reasons, ev.Reason) {
 			continue
 		}
 		if ev.Source.Component != cronjob.ClientName {
@@ -267,12 +243,9 @@ func (e *env) waitEvents(name string, reasons []string, want ...string) {
 // last saw once timeout passed.
 func (e *env) eventually(what string, cond func() (bool, any)) {
 	e.t.Helper()
-	var last any
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("waiting for %s: last saw %v", what, last)
+	framework.Until(e.t, timeout, what, cond)
+}
+
+func (e *env) namespace() framework.Namespace {
+	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}
 }

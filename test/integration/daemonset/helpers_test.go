@@ -8,6 +8,7 @@ package daemonset
 
 import (
 	"context"
+	"maps"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,20 +53,15 @@ type env struct {
 // constructor, and the fake kubelet.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), cfg: cfg, client: kubernetes.NewForConfigOrDie(cfg)}
+	cfg, ns := framework.Setup(t, "ds-")
+	e := &env{t: t, ctx: ns.Ctx, cfg: cfg, client: ns.Client, ns: ns.Name}
 	e.kubelet.Store(true)
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ds-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
 	t.Cleanup(func() {
 		_ = e.client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{},
 			metav1.ListOptions{LabelSelector: nodeLabel + "=" + e.ns})
 	})
 	e.stopController = e.startController()
-	e.startKubelet()
+	ns.StartKubelet(e.kubeletStep)
 	return e
 }
 
@@ -75,44 +71,12 @@ func (e *env) startController() (stop func()) {
 	e.t.Helper()
 	cc := framework.NewControllerContext(e.t, e.cfg)
 	cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs = 2
-	c, err := daemonset.New(context.Background(), cc, names.DaemonSet)
-	if err != nil {
-		e.t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.DaemonSet {
-		e.t.Errorf("Name() = %q", c.Name())
-	}
-	return framework.StartController(e.t, cc, c)
+	return framework.StartController(e.t, cc, framework.NewController(e.t, cc, names.DaemonSet, daemonset.New))
 }
 
-// startKubelet binds the namespace's pods to the node they are pinned
-// to, marks bound ones Running and Ready (Failed for brokenImage) while
-// e.kubelet is set, and finishes graceful deletions, until the test ends.
-func (e *env) startKubelet() {
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	e.t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			pods, err := e.client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				continue
-			}
-			for i := range pods.Items {
-				e.kubeletStep(ctx, &pods.Items[i])
-			}
-		}
-	}()
-}
-
+// kubeletStep is the fake kubelet: it binds a pod to the node it is
+// pinned to, marks a bound one Running and Ready (Failed for brokenImage)
+// while e.kubelet is set, and finishes graceful deletions.
 func (e *env) kubeletStep(ctx context.Context, p *v1.Pod) {
 	pods := e.client.CoreV1().Pods(e.ns)
 	switch {
@@ -129,9 +93,7 @@ func (e *env) kubeletStep(ctx context.Context, p *v1.Pod) {
 		p.Status.Phase = v1.PodFailed
 		_, _ = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	default:
-		p.Status.Phase = v1.PodRunning
-		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-		_, _ = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		_ = e.namespace().MarkRunningReady(ctx, p)
 	}
 }
 
@@ -151,29 +113,12 @@ func pinnedNode(p *v1.Pod) string {
 	return ""
 }
 
-// createNode creates a node of the test with extra labels, and removes
-// the not-ready taint the apiserver's TaintNodesByCondition admission
-// gives every new node (no node-lifecycle-controller runs here), so that
-// the node looks Ready.
+// createNode creates a Ready node of the test with extra labels.
 func (e *env) createNode(name string, extra map[string]string) *v1.Node {
 	e.t.Helper()
 	lbls := map[string]string{nodeLabel: e.ns}
-	for k, v := range extra {
-		lbls[k] = v
-	}
-	n := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-" + name, Labels: lbls},
-		Status:     v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
-	}
-	n, err := e.client.CoreV1().Nodes().Create(e.ctx, n, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	n.Spec.Taints = nil
-	if n, err = e.client.CoreV1().Nodes().Update(e.ctx, n, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
+	maps.Copy(lbls, extra)
+	return framework.CreateNode(e.t, e.client, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-" + name, Labels: lbls}})
 }
 
 type dsOpt func(*apps.DaemonSet)
@@ -197,27 +142,13 @@ func (e *env) createDS(name string, opts ...dsOpt) *apps.DaemonSet {
 	for _, o := range opts {
 		o(ds)
 	}
-	ds, err := e.client.AppsV1().DaemonSets(e.ns).Create(e.ctx, ds, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ds
+	return framework.Create(e.t, e.client.AppsV1().DaemonSets(e.ns), ds)
 }
 
 // updateDS applies mutate, retrying on conflicts with status writes.
 func (e *env) updateDS(name string, mutate func(*apps.DaemonSet)) *apps.DaemonSet {
 	e.t.Helper()
-	var out *apps.DaemonSet
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		ds, err := e.client.AppsV1().DaemonSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		mutate(ds)
-		out, err = e.client.AppsV1().DaemonSets(e.ns).Update(e.ctx, ds, metav1.UpdateOptions{})
-		return err == nil, nil
-	})
-	return out
+	return framework.Update(e.t, timeout, e.client.AppsV1().DaemonSets(e.ns), name, mutate)
 }
 
 func setImage(img string) func(*apps.DaemonSet) {
@@ -227,19 +158,7 @@ func setImage(img string) func(*apps.DaemonSet) {
 // waitDS waits until cond holds for the DaemonSet and returns it.
 func (e *env) waitDS(name, what string, cond func(*apps.DaemonSet) bool) *apps.DaemonSet {
 	e.t.Helper()
-	var ds *apps.DaemonSet
-	deadline := time.Now().Add(timeout)
-	for {
-		var err error
-		ds, err = e.client.AppsV1().DaemonSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err == nil && cond(ds) {
-			return ds
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("DaemonSet %s: %s: not within %v (status %+v, err %v)", name, what, timeout, ds.Status, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return framework.WaitFor(e.t, timeout, e.client.AppsV1().DaemonSets(e.ns), name, what, cond)
 }
 
 // rolledOut reports what kubectl rollout status waits for: the current

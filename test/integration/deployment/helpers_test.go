@@ -16,7 +16,6 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -62,14 +61,9 @@ func (p pair) Run(ctx context.Context) {
 // kubelet (marking pods ready unless a test turns that off).
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
+	cfg, ns := framework.Setup(t, "deploy-")
+	e := &env{t: t, ctx: ns.Ctx, client: ns.Client, ns: ns.Name}
 	e.ready.Store(true)
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "deploy-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
 
 	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
 		if r.Method != http.MethodGet && strings.Contains(r.UserAgent(), deployment.ClientName) && !strings.Contains(r.URL.Path, "/events") {
@@ -79,60 +73,22 @@ func setup(t *testing.T) *env {
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.DeploymentController.ConcurrentDeploymentSyncs = 5
 	cc.Config.ReplicaSetController.ConcurrentRSSyncs = 5
-	dc, err := deployment.New(context.Background(), cc, names.Deployment)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if dc.Name() != names.Deployment {
-		t.Errorf("Name() = %q", dc.Name())
-	}
-	rsc, err := replicaset.New(context.Background(), cc, names.ReplicaSet)
-	if err != nil {
-		t.Fatalf("replicaset.New: %v", err)
-	}
-	framework.StartController(t, cc, pair{dc, rsc})
-	e.startKubelet()
+	framework.StartController(t, cc, pair{
+		framework.NewController(t, cc, names.Deployment, deployment.New),
+		framework.NewController(t, cc, names.ReplicaSet, replicaset.New),
+	})
+	// The fake kubelet marks the pods Running and Ready, while e.ready is
+	// set and unless they run brokenImage.
+	ns.StartKubelet(func(ctx context.Context, p *v1.Pod) {
+		if e.ready.Load() && p.DeletionTimestamp == nil && p.Status.Phase != v1.PodRunning && p.Spec.Containers[0].Image != brokenImage {
+			_ = ns.MarkRunningReady(ctx, p)
+		}
+	})
 	return e
 }
 
 // brokenImage is an image whose pods the fake kubelet never marks ready.
 const brokenImage = "registry.example/web:broken"
-
-// startKubelet marks the namespace's pods Running and Ready, while
-// e.ready is set and unless they run brokenImage, until the test ends.
-func (e *env) startKubelet() {
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	e.t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if !e.ready.Load() {
-				continue
-			}
-			pods, err := e.client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				continue
-			}
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.DeletionTimestamp != nil || p.Status.Phase == v1.PodRunning || p.Spec.Containers[0].Image == brokenImage {
-					continue
-				}
-				p.Status.Phase = v1.PodRunning
-				p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-				_, _ = e.client.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-			}
-		}
-	}()
-}
 
 type dOpt func(*apps.Deployment)
 
@@ -152,56 +108,20 @@ func (e *env) createDeployment(name string, replicas int32, opts ...dOpt) *apps.
 	for _, o := range opts {
 		o(d)
 	}
-	d, err := e.client.AppsV1().Deployments(e.ns).Create(e.ctx, d, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return d
-}
-
-func (e *env) getDeployment(name string) *apps.Deployment {
-	e.t.Helper()
-	d, err := e.client.AppsV1().Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return d
+	return framework.Create(e.t, e.client.AppsV1().Deployments(e.ns), d)
 }
 
 // updateDeployment applies mutate to the Deployment, retrying on
 // conflicts with the controller's status writes.
 func (e *env) updateDeployment(name string, mutate func(*apps.Deployment)) *apps.Deployment {
 	e.t.Helper()
-	var out *apps.Deployment
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		d := e.getDeployment(name)
-		mutate(d)
-		var err error
-		out, err = e.client.AppsV1().Deployments(e.ns).Update(e.ctx, d, metav1.UpdateOptions{})
-		return err == nil, nil
-	})
-	return out
+	return framework.Update(e.t, timeout, e.client.AppsV1().Deployments(e.ns), name, mutate)
 }
 
 // waitDeployment waits until cond holds for the Deployment and returns it.
 func (e *env) waitDeployment(name, what string, cond func(*apps.Deployment) bool) *apps.Deployment {
 	e.t.Helper()
-	var d *apps.Deployment
-	ok := false
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		var err error
-		d, err = e.client.AppsV1().Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err == nil && cond(d) {
-			ok = true
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !ok {
-		e.t.Fatalf("Deployment %s: %s not reached; status %+v", name, what, d.Status)
-	}
-	return d
+	return framework.WaitFor(e.t, timeout, e.client.AppsV1().Deployments(e.ns), name, what, cond)
 }
 
 // waitComplete waits until the rollout of the Deployment's current
@@ -251,32 +171,28 @@ func rsName(d *apps.Deployment) string {
 // waitRS waits until the named ReplicaSet exists and cond holds for it.
 func (e *env) waitRS(name, what string, cond func(*apps.ReplicaSet) bool) *apps.ReplicaSet {
 	e.t.Helper()
-	var rs *apps.ReplicaSet
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		var err error
-		rs, err = e.client.AppsV1().ReplicaSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		return err == nil && cond(rs), nil
-	})
-	return rs
+	return framework.WaitFor(e.t, timeout, e.client.AppsV1().ReplicaSets(e.ns), name, what, cond)
 }
 
 // events returns the messages of the Events of reason on the named
 // Deployment, from the deployment-controller.
 func (e *env) events(name, reason string) []string {
 	e.t.Helper()
-	sel := fields.Set{"involvedObject.kind": "Deployment", "involvedObject.name": name, "reason": reason}.String()
-	list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range list.Items {
+	for _, ev := range e.namespace().Events("Deployment", name) {
+		if ev.Reason != reason {
+			continue
+		}
 		if ev.Source.Component != deployment.ClientName {
 			e.t.Errorf("event from %q", ev.Source.Component)
 		}
 		out = append(out, ev.Message)
 	}
 	return out
+}
+
+func (e *env) namespace() framework.Namespace {
+	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}
 }
 
 // waitEvent waits for an Event of reason with message on the Deployment.

@@ -6,6 +6,7 @@ package disruption
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,9 +16,7 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
@@ -47,17 +46,12 @@ type env struct {
 // constructor; budgets names the budgets whose status writes are counted.
 func setup(t *testing.T, budgets ...string) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg),
-		dyn: dynamic.NewForConfigOrDie(cfg), statusWrites: map[string]*atomic.Int64{}}
+	cfg, ns := framework.Setup(t, "pdb-")
+	e := &env{t: t, ctx: ns.Ctx, client: ns.Client, dyn: dynamic.NewForConfigOrDie(cfg), ns: ns.Name,
+		statusWrites: map[string]*atomic.Int64{}}
 	for _, b := range budgets {
 		e.statusWrites[b] = &atomic.Int64{}
 	}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pdb-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
 
 	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
 		prefix := "/apis/policy/v1/namespaces/" + e.ns + "/poddisruptionbudgets/"
@@ -69,14 +63,7 @@ func setup(t *testing.T, budgets ...string) *env {
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.DisruptionController.ConcurrentDisruptionSyncs = 2
-	c, err := disruption.New(context.Background(), cc, names.Disruption)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.Disruption {
-		t.Errorf("Name() = %q", c.Name())
-	}
-	framework.StartController(t, cc, c)
+	framework.StartController(t, cc, framework.NewController(t, cc, names.Disruption, disruption.New))
 	return e
 }
 
@@ -109,16 +96,13 @@ func controllerRef(apiVersion, kind string, obj metav1.Object) *metav1.OwnerRefe
 
 func (e *env) createPDB(name string, lbls map[string]string, minAvailable, maxUnavailable *intstr.IntOrString) {
 	e.t.Helper()
-	_, err := e.client.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, &policy.PodDisruptionBudget{
+	framework.Create(e.t, e.client.PolicyV1().PodDisruptionBudgets(e.ns), &policy.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: policy.PodDisruptionBudgetSpec{
 			Selector:     &metav1.LabelSelector{MatchLabels: lbls},
 			MinAvailable: minAvailable, MaxUnavailable: maxUnavailable,
 		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	})
 }
 
 // budget is the wanted status: counts and the DisruptionAllowed
@@ -128,35 +112,27 @@ type budget struct {
 	reason                              string
 }
 
+// budgetOf is the budget a status reports.
+func budgetOf(pdb *policy.PodDisruptionBudget) budget {
+	s := pdb.Status
+	b := budget{s.ExpectedPods, s.DesiredHealthy, s.CurrentHealthy, s.DisruptionsAllowed, ""}
+	for _, c := range s.Conditions {
+		if c.Type == policy.DisruptionAllowedCondition {
+			b.reason = c.Reason
+		}
+	}
+	return b
+}
+
 // waitPDB waits until the budget's status is want, observing its
 // generation unless the sync failed (which keeps the last one observed),
 // and returns it.
 func (e *env) waitPDB(name string, want budget) *policy.PodDisruptionBudget {
 	e.t.Helper()
-	var pdb *policy.PodDisruptionBudget
-	var last budget
-	deadline := time.Now().Add(timeout)
-	for {
-		var err error
-		pdb, err = e.client.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		s := pdb.Status
-		last = budget{s.ExpectedPods, s.DesiredHealthy, s.CurrentHealthy, s.DisruptionsAllowed, ""}
-		for _, c := range s.Conditions {
-			if c.Type == policy.DisruptionAllowedCondition {
-				last.reason = c.Reason
-			}
-		}
-		if last == want && (s.ObservedGeneration == pdb.Generation || want.reason == policy.SyncFailedReason) {
-			return pdb
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("PodDisruptionBudget %s: status %+v (generation %d of %d), want %+v", name, last, s.ObservedGeneration, pdb.Generation, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return framework.WaitFor(e.t, timeout, e.client.PolicyV1().PodDisruptionBudgets(e.ns), name, fmt.Sprintf("budget %+v", want),
+		func(pdb *policy.PodDisruptionBudget) bool {
+			return budgetOf(pdb) == want && (pdb.Status.ObservedGeneration == pdb.Generation || want.reason == policy.SyncFailedReason)
+		})
 }
 
 func (e *env) evict(pod string) error {
@@ -165,11 +141,7 @@ func (e *env) evict(pod string) error {
 
 func (e *env) getPod(name string) *v1.Pod {
 	e.t.Helper()
-	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return framework.Get(e.t, e.client.CoreV1().Pods(e.ns), name)
 }
 
 func (e *env) createReplicaSet(name string, replicas int32, lbls map[string]string, owner *metav1.OwnerReference) *apps.ReplicaSet {
@@ -185,11 +157,7 @@ func (e *env) createReplicaSet(name string, replicas int32, lbls map[string]stri
 	if owner != nil {
 		rs.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
-	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Create(e.ctx, rs, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return rs
+	return framework.Create(e.t, e.client.AppsV1().ReplicaSets(e.ns), rs)
 }
 
 func podTemplate(lbls map[string]string) v1.PodTemplateSpec {
@@ -203,31 +171,5 @@ func podTemplate(lbls map[string]string) v1.PodTemplateSpec {
 // subresource on .spec.replicas, and waits until it is served.
 func (e *env) createScalableCRD(gvr schema.GroupVersionResource) {
 	e.t.Helper()
-	crds := e.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": gvr.Resource + "." + gvr.Group},
-		"spec": map[string]any{
-			"group": gvr.Group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": gvr.Resource, "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
-			"versions": []any{map[string]any{
-				"name": gvr.Version, "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-				"subresources": map[string]any{"scale": map[string]any{
-					"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
-				}},
-			}},
-		},
-	}}
-	if _, err := crds.Create(e.ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		e.t.Fatal(err)
-	}
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		_, err := e.dyn.Resource(gvr).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
-		return err == nil, nil
-	})
+	framework.CreateCRD(e.t, e.dyn, gvr, "Gizmo", true, timeout)
 }

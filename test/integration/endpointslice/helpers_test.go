@@ -42,13 +42,8 @@ type env struct {
 // constructor with maxPerSlice endpoints per slice.
 func setup(t *testing.T, maxPerSlice int32) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "eps-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "eps-")
+	e := &env{t: t, ctx: ns.Ctx, client: ns.Client, ns: ns.Name}
 	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
 		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
 			e.sliceWrites.Add(1)
@@ -57,11 +52,7 @@ func setup(t *testing.T, maxPerSlice int32) *env {
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.EndpointSliceController.ConcurrentServiceEndpointSyncs = 5
 	cc.Config.EndpointSliceController.MaxEndpointsPerSlice = maxPerSlice
-	c, err := endpointslice.New(context.Background(), cc, names.EndpointSlice)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	framework.StartController(t, cc, c)
+	framework.StartController(t, cc, framework.NewController(t, cc, names.EndpointSlice, endpointslice.New))
 	return e
 }
 
@@ -71,30 +62,17 @@ func (e *env) node(name, zone, cpu string) {
 	createNode(e.t, e.client, name, zone, cpu)
 }
 
-// createNode creates (or keeps) a ready node, with or without a controller
-// running.
+// createNode creates (or keeps) a ready node in zone with cpu allocatable,
+// with or without a controller running.
 func createNode(t *testing.T, client kubernetes.Interface, name, zone, cpu string) {
 	t.Helper()
-	ctx := context.Background()
 	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	if zone != "" {
 		n.Labels[v1.LabelTopologyZone] = zone
 	}
-	created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
-		if strings.Contains(err.Error(), "already exists") {
-			return
-		}
-		t.Fatal(err)
-	}
-	created.Status = v1.NodeStatus{
-		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
-		Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
-		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-	}
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+	n.Status.Capacity = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+	framework.CreateNode(t, client, n)
 }
 
 func (e *env) service(name string, mutate ...func(*v1.Service)) *v1.Service {
@@ -109,11 +87,7 @@ func (e *env) service(name string, mutate ...func(*v1.Service)) *v1.Service {
 	for _, m := range mutate {
 		m(s)
 	}
-	s, err := e.client.CoreV1().Services(e.ns).Create(e.ctx, s, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s
+	return framework.Create(e.t, e.client.CoreV1().Services(e.ns), s)
 }
 
 // pod creates a pod on node and, if ip is set, writes its status: Running
@@ -127,10 +101,7 @@ func (e *env) pod(name, app, node, ip string, ready bool, mutate ...func(*v1.Pod
 	for _, m := range mutate {
 		m(p)
 	}
-	p, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, p, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	p = framework.Create(e.t, e.client.CoreV1().Pods(e.ns), p)
 	if ip != "" {
 		p = e.setStatus(p, ip, ready)
 	}
@@ -177,17 +148,11 @@ func (e *env) slices(svc string) []discovery.EndpointSlice {
 func (e *env) waitSlices(svc, what string, cond func([]discovery.EndpointSlice) bool) []discovery.EndpointSlice {
 	e.t.Helper()
 	var got []discovery.EndpointSlice
-	deadline := time.Now().Add(timeout)
-	for {
+	framework.Until(e.t, timeout, "slices of "+svc+": "+what, func() (bool, any) {
 		got = e.slices(svc)
-		if cond(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("slices of %s: %s not reached; have %s", svc, what, describe(got))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return cond(got), describe(got)
+	})
+	return got
 }
 
 // endpointsByName returns every endpoint of the slices by pod name.

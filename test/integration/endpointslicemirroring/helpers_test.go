@@ -39,13 +39,8 @@ type env struct {
 // constructor with maxPerSubset addresses mirrored per subset.
 func setup(t *testing.T, maxPerSubset int32) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "mirror-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "mirror-")
+	e := &env{t: t, ctx: ns.Ctx, client: ns.Client, ns: ns.Name}
 	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
 		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+e.ns+"/endpointslices") {
 			e.writes.Add(1)
@@ -54,14 +49,7 @@ func setup(t *testing.T, maxPerSubset int32) *env {
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.EndpointSliceMirroringController.MirroringConcurrentServiceEndpointSyncs = 5
 	cc.Config.EndpointSliceMirroringController.MirroringMaxEndpointsPerSubset = maxPerSubset
-	c, err := endpointslicemirroring.New(context.Background(), cc, names.EndpointSliceMirroring)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.EndpointSliceMirroring {
-		t.Errorf("Name() = %q", c.Name())
-	}
-	framework.StartController(t, cc, c)
+	framework.StartController(t, cc, framework.NewController(t, cc, names.EndpointSliceMirroring, endpointslicemirroring.New))
 	return e
 }
 
@@ -72,21 +60,13 @@ func (e *env) service(name string) *v1.Service {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
 		Spec:       v1.ServiceSpec{Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP}}},
 	}
-	s, err := e.client.CoreV1().Services(e.ns).Create(e.ctx, s, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s
+	return framework.Create(e.t, e.client.CoreV1().Services(e.ns), s)
 }
 
 func (e *env) createEndpoints(ep *v1.Endpoints) *v1.Endpoints {
 	e.t.Helper()
 	ep.Namespace = e.ns
-	got, err := e.client.CoreV1().Endpoints(e.ns).Create(e.ctx, ep, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return got
+	return framework.Create(e.t, e.client.CoreV1().Endpoints(e.ns), ep)
 }
 
 // updateEndpoints reads the Endpoints, changes it and writes it back.
@@ -118,38 +98,21 @@ func (e *env) slices(svc string) ([]discovery.EndpointSlice, error) {
 func (e *env) waitSlices(svc, what string, ok func([]discovery.EndpointSlice) bool) []discovery.EndpointSlice {
 	e.t.Helper()
 	var got []discovery.EndpointSlice
-	deadline := time.Now().Add(timeout)
-	for {
+	framework.Until(e.t, timeout, what+": slices of "+svc, func() (bool, any) {
 		var err error
-		got, err = e.slices(svc)
-		if err != nil {
-			e.t.Fatal(err)
+		if got, err = e.slices(svc); err != nil {
+			return false, err
 		}
-		if ok(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: slices of %s not as expected within %v: %s", what, svc, timeout, describe(got))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ok(got), describe(got)
+	})
+	return got
 }
 
 // settle waits until no slice write has been made for a second and
 // returns how many the controller made since the last call.
 func (e *env) settle(since *int64) int64 {
 	e.t.Helper()
-	last, quietSince := e.writes.Load(), time.Now()
-	deadline := time.Now().Add(timeout)
-	for time.Since(quietSince) < time.Second {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("slice writes did not stop within %v", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-		if n := e.writes.Load(); n != last {
-			last, quietSince = n, time.Now()
-		}
-	}
+	last := framework.WaitQuiet(e.t, timeout, time.Second, e.writes.Load)
 	n := last - *since
 	*since = last
 	return n

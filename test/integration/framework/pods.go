@@ -117,3 +117,14 @@ func (n Namespace) WaitEvents(kind, name, reason string, atLeast int, timeout ti
 	})
 	return events
 }
+
+// Events returns the Events on the named object of kind in the namespace.
+func (n Namespace) Events(kind, name string) []v1.Event {
+	n.T.Helper()
+	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name}.String()
+	list, err := n.Client.CoreV1().Events(n.Name).List(n.Ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		n.T.Fatal(err)
+	}
+	return list.Items
+}

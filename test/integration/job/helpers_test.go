@@ -48,13 +48,8 @@ type env struct {
 // constructor.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), cfg: cfg, client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "job-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "job-")
+	e := &env{t: t, ctx: ns.Ctx, cfg: cfg, client: ns.Client, ns: ns.Name}
 	e.start()
 	return e
 }
@@ -72,14 +67,7 @@ func (e *env) start() {
 	})
 	cc := framework.NewControllerContext(e.t, ctrlCfg)
 	cc.Config.JobController.ConcurrentJobSyncs = 5
-	c, err := job.New(context.Background(), cc, names.Job)
-	if err != nil {
-		e.t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.Job {
-		e.t.Errorf("Name() = %q", c.Name())
-	}
-	e.stop = framework.StartController(e.t, cc, c)
+	e.stop = framework.StartController(e.t, cc, framework.NewController(e.t, cc, names.Job, job.New))
 }
 
 func (e *env) createJob(name string, parallelism, completions int32, mutate ...func(*batch.Job)) *batch.Job {
@@ -100,38 +88,18 @@ func (e *env) createJob(name string, parallelism, completions int32, mutate ...f
 	for _, m := range mutate {
 		m(j)
 	}
-	j, err := e.client.BatchV1().Jobs(e.ns).Create(e.ctx, j, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return j
+	return framework.Create(e.t, e.client.BatchV1().Jobs(e.ns), j)
 }
 
 func (e *env) getJob(name string) *batch.Job {
 	e.t.Helper()
-	j, err := e.client.BatchV1().Jobs(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return j
+	return framework.Get(e.t, e.client.BatchV1().Jobs(e.ns), name)
 }
 
 // waitJob waits until cond holds for the Job.
 func (e *env) waitJob(name, what string, cond func(*batch.Job) bool) *batch.Job {
 	e.t.Helper()
-	var j *batch.Job
-	deadline := time.Now().Add(timeout)
-	for {
-		var err error
-		j, err = e.client.BatchV1().Jobs(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err == nil && cond(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("Job %s: %s not reached within %v; status %+v", name, what, timeout, j.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return framework.WaitFor(e.t, timeout, e.client.BatchV1().Jobs(e.ns), name, what, cond)
 }
 
 func hasCondition(j *batch.Job, t batch.JobConditionType, reason string) bool {
@@ -204,13 +172,7 @@ func (e *env) finish(p v1.Pod, phase v1.PodPhase, code int32, conditions ...v1.P
 // controller that hot-loops or keeps retrying never gets there.
 func (e *env) waitQuiet(quietFor time.Duration) {
 	e.t.Helper()
-	last, since := e.requests.Load(), time.Now()
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		if n := e.requests.Load(); n != last {
-			last, since = n, time.Now()
-		}
-		return time.Since(since) >= quietFor, nil
-	})
+	last := framework.WaitQuiet(e.t, timeout, quietFor, e.requests.Load)
 	framework.Consistently(e.t, quietFor, "no controller request", func() bool { return e.requests.Load() == last })
 }
 
@@ -231,14 +193,8 @@ func (e *env) waitNoFinalizers(jobName string) {
 // events returns "reason message" of the Events recorded on the Job.
 func (e *env) events(jobName string) []string {
 	e.t.Helper()
-	list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "Job", "involvedObject.name": jobName}.String(),
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range list.Items {
+	for _, ev := range e.namespace().Events("Job", jobName) {
 		for range ev.Count {
 			out = append(out, ev.Reason+" "+ev.Message)
 		}
@@ -251,4 +207,8 @@ func (e *env) waitEvent(jobName, want string) {
 	framework.Eventually(e.t, timeout, func() (bool, error) {
 		return slices.ContainsFunc(e.events(jobName), func(s string) bool { return strings.HasPrefix(s, want) }), nil
 	})
+}
+
+func (e *env) namespace() framework.Namespace {
+	return framework.Namespace{T: e.t, Ctx: e.ctx, Client: e.client, Name: e.ns}
 }

@@ -8,7 +8,6 @@ package podautoscaler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,8 +18,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -55,30 +52,22 @@ type env struct {
 // and starts the controller through its real constructor.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	client := kubernetes.NewForConfigOrDie(cfg)
-	ctx := context.Background()
+	cfg, ns := framework.Setup(t, "hpa-")
 	shared.Lock()
 	if shared.srv == nil {
-		srv, err := metricsapi.Start(context.Background(), metricsapi.Options{Pods: client})
+		srv, err := metricsapi.Start(context.Background(), metricsapi.Options{Pods: ns.Client})
 		if err != nil {
 			shared.Unlock()
 			t.Fatal(err)
 		}
-		if err := srv.Register(ctx, cfg); err != nil {
+		if err := srv.Register(ns.Ctx, cfg); err != nil {
 			shared.Unlock()
 			t.Fatal(err)
 		}
 		shared.srv = srv
 	}
-	srv := shared.srv
+	e := &env{Namespace: ns, cfg: cfg, metrics: shared.srv}
 	shared.Unlock()
-
-	ns, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hpa-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{Namespace: framework.Namespace{T: t, Ctx: ctx, Client: client, Name: ns.Name}, cfg: cfg, metrics: srv}
 
 	cc := framework.NewControllerContext(t, cfg)
 	h := &cc.Config.HPAController
@@ -88,11 +77,7 @@ func setup(t *testing.T) *env {
 	h.HorizontalPodAutoscalerTolerance = 0.1
 	h.HorizontalPodAutoscalerCPUInitializationPeriod.Duration = 5 * time.Minute
 	h.HorizontalPodAutoscalerInitialReadinessDelay.Duration = 30 * time.Second
-	c, err := podautoscaler.New(ctx, cc, names.HorizontalPodAutoscaler)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	framework.StartController(t, cc, c)
+	framework.StartController(t, cc, framework.NewController(t, cc, names.HorizontalPodAutoscaler, podautoscaler.New))
 	return e
 }
 
@@ -111,10 +96,7 @@ func (e *env) deployment(replicas int32) {
 			},
 		},
 	}
-	created, err := e.Client.AppsV1().Deployments(e.Name).Create(e.Ctx, d, metav1.CreateOptions{})
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	created := framework.Create(e.T, e.Client.AppsV1().Deployments(e.Name), d)
 	e.pods(0, int(replicas))
 	e.deploymentStatus(created, replicas)
 }
@@ -139,10 +121,7 @@ func (e *env) pods(from, to int) {
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "registry.example/web:1",
 				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}}}},
 		}
-		created, err := e.Client.CoreV1().Pods(e.Name).Create(e.Ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			e.T.Fatal(err)
-		}
+		created := framework.Create(e.T, e.Client.CoreV1().Pods(e.Name), p)
 		// Running and ready since a minute, as a kubelet reports it.
 		since := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
 		created.Status.Phase = v1.PodRunning
@@ -166,9 +145,7 @@ func (e *env) createHPA(h *autoscalingv2.HorizontalPodAutoscaler) {
 	if h.Spec.ScaleTargetRef.Name == "" {
 		h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
 	}
-	if _, err := e.Client.AutoscalingV2().HorizontalPodAutoscalers(e.Name).Create(e.Ctx, h, metav1.CreateOptions{}); err != nil {
-		e.T.Fatal(err)
-	}
+	framework.Create(e.T, e.Client.AutoscalingV2().HorizontalPodAutoscalers(e.Name), h)
 }
 
 func cpuHPA(name string, target int32, minReplicas, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
@@ -187,42 +164,19 @@ func cpuHPA(name string, target int32, minReplicas, maxReplicas int32) *autoscal
 // waitReplicas waits until the Deployment's spec.replicas is want.
 func (e *env) waitReplicas(want int32) {
 	e.T.Helper()
-	framework.Eventually(e.T, timeout, func() (bool, error) {
-		d, err := e.Client.AppsV1().Deployments(e.Name).Get(e.Ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return ptr.Deref(d.Spec.Replicas, 0) == want, nil
-	})
+	framework.WaitFor(e.T, timeout, e.Client.AppsV1().Deployments(e.Name), "web", fmt.Sprintf("%d replicas", want),
+		func(d *apps.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 0) == want })
 }
 
 // waitCondition waits until the HPA's condition of type t has status and
 // reason, and returns the HPA.
 func (e *env) waitCondition(name string, t autoscalingv2.HorizontalPodAutoscalerConditionType, status v1.ConditionStatus, reason string) *autoscalingv2.HorizontalPodAutoscaler {
 	e.T.Helper()
-	var hpa *autoscalingv2.HorizontalPodAutoscaler
-	err := wait.PollUntilContextTimeout(e.Ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		hpa, err = e.Client.AutoscalingV2().HorizontalPodAutoscalers(e.Name).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range hpa.Status.Conditions {
-			if c.Type == t {
-				return c.Status == status && c.Reason == reason, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		e.T.Fatalf("HPA %s: no condition %s=%s with reason %s within %v (%v); status: %s", name, t, status, reason, timeout, err, dump(hpa.Status))
-	}
-	return hpa
-}
-
-func dump(v any) string {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	return framework.WaitFor(e.T, timeout, e.Client.AutoscalingV2().HorizontalPodAutoscalers(e.Name), name, fmt.Sprintf("condition %s=%s with reason %s", t, status, reason),
+		func(hpa *autoscalingv2.HorizontalPodAutoscaler) bool {
+			c := condition(hpa, t)
+			return c.Type == t && c.Status == status && c.Reason == reason
+		})
 }
 
 func condition(hpa *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) autoscalingv2.HorizontalPodAutoscalerCondition {

@@ -45,13 +45,8 @@ type env struct {
 // constructor.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rs-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "rs-")
+	e := &env{t: t, ctx: ns.Ctx, client: ns.Client, ns: ns.Name}
 	e.createsBeforeStatus.Store(-1)
 
 	ctrlCfg := framework.Observed(cfg, func(r *http.Request) {
@@ -64,14 +59,7 @@ func setup(t *testing.T) *env {
 	})
 	cc := framework.NewControllerContext(t, ctrlCfg)
 	cc.Config.ReplicaSetController.ConcurrentRSSyncs = 5
-	c, err := replicaset.New(context.Background(), cc, names.ReplicaSet)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.ReplicaSet {
-		t.Errorf("Name() = %q", c.Name())
-	}
-	framework.StartController(t, cc, c)
+	framework.StartController(t, cc, framework.NewController(t, cc, names.ReplicaSet, replicaset.New))
 	return e
 }
 
@@ -94,44 +82,23 @@ func (e *env) createRS(name string, replicas int32, mutate ...func(*apps.Replica
 	for _, m := range mutate {
 		m(rs)
 	}
-	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Create(e.ctx, rs, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return rs
+	return framework.Create(e.t, e.client.AppsV1().ReplicaSets(e.ns), rs)
 }
 
 func (e *env) getRS(name string) *apps.ReplicaSet {
 	e.t.Helper()
-	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return rs
+	return framework.Get(e.t, e.client.AppsV1().ReplicaSets(e.ns), name)
 }
 
 func (e *env) scale(name string, replicas int32) {
 	e.t.Helper()
-	rs := e.getRS(name)
-	rs.Spec.Replicas = ptr.To(replicas)
-	if _, err := e.client.AppsV1().ReplicaSets(e.ns).Update(e.ctx, rs, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
+	framework.Update(e.t, timeout, e.client.AppsV1().ReplicaSets(e.ns), name, func(rs *apps.ReplicaSet) { rs.Spec.Replicas = ptr.To(replicas) })
 }
 
 // waitRS waits until cond holds for the ReplicaSet.
 func (e *env) waitRS(name string, what string, cond func(*apps.ReplicaSet) bool) *apps.ReplicaSet {
 	e.t.Helper()
-	var rs *apps.ReplicaSet
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		var err error
-		rs, err = e.client.AppsV1().ReplicaSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		return err == nil && cond(rs), err
-	})
-	if rs == nil {
-		e.t.Fatalf("ReplicaSet %s: %s", name, what)
-	}
-	return rs
+	return framework.WaitFor(e.t, timeout, e.client.AppsV1().ReplicaSets(e.ns), name, what, cond)
 }
 
 // namespace is the framework's pod and Event helpers on e's namespace.

@@ -36,24 +36,11 @@ type env struct {
 // constructor.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rc-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "rc-")
 	cc := framework.NewControllerContext(t, cfg)
 	cc.Config.ReplicationController.ConcurrentRCSyncs = 5
-	c, err := replication.New(context.Background(), cc, names.ReplicationController)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.ReplicationController {
-		t.Errorf("Name() = %q", c.Name())
-	}
-	framework.StartController(t, cc, c)
-	return e
+	framework.StartController(t, cc, framework.NewController(t, cc, names.ReplicationController, replication.New))
+	return &env{t: t, ctx: ns.Ctx, client: ns.Client, ns: ns.Name}
 }
 
 func (e *env) createRC(name string, replicas int32, mutate ...func(*v1.ReplicationController)) *v1.ReplicationController {
@@ -72,11 +59,7 @@ func (e *env) createRC(name string, replicas int32, mutate ...func(*v1.Replicati
 	for _, m := range mutate {
 		m(rc)
 	}
-	rc, err := e.client.CoreV1().ReplicationControllers(e.ns).Create(e.ctx, rc, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return rc
+	return framework.Create(e.t, e.client.CoreV1().ReplicationControllers(e.ns), rc)
 }
 
 func (e *env) scale(name string, replicas int32) {
@@ -89,13 +72,7 @@ func (e *env) scale(name string, replicas int32) {
 
 func (e *env) waitRC(name, what string, cond func(*v1.ReplicationController) bool) *v1.ReplicationController {
 	e.t.Helper()
-	var rc *v1.ReplicationController
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		var err error
-		rc, err = e.client.CoreV1().ReplicationControllers(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		return err == nil && cond(rc), err
-	})
-	return rc
+	return framework.WaitFor(e.t, timeout, e.client.CoreV1().ReplicationControllers(e.ns), name, what, cond)
 }
 
 // namespace is the framework's pod and Event helpers on e's namespace.
@@ -132,9 +109,5 @@ func (e *env) waitEvents(name, reason string, atLeast int) []v1.Event {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%s: not within %v", what, timeout)
-		}
-	}
+	framework.Until(t, timeout, what, func() (bool, any) { return cond(), nil })
 }

@@ -6,6 +6,7 @@ package resourcequota
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,21 +48,14 @@ func (e *env) start() (controllermanager.Controller, func()) {
 	cc := framework.NewControllerContext(e.t, e.cfg)
 	cc.Config.ResourceQuotaController.ConcurrentResourceQuotaSyncs = 5
 	cc.Config.ResourceQuotaController.ResourceQuotaSyncPeriod = metav1.Duration{Duration: 5 * time.Minute}
-	c, err := resourcequota.New(context.Background(), cc, names.ResourceQuota)
-	if err != nil {
-		e.t.Fatalf("New: %v", err)
-	}
+	c := framework.NewController(e.t, cc, names.ResourceQuota, resourcequota.New)
 	return c, framework.StartController(e.t, cc, c)
 }
 
+// namespace creates a namespace for the test.
 func (e *env) namespace() string {
 	e.t.Helper()
-	ns, err := e.client.CoreV1().Namespaces().Create(context.Background(),
-		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rq-"}}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ns.Name
+	return framework.CreateNamespace(e.t, e.client, "rq-").Name
 }
 
 func rl(pairs ...string) v1.ResourceList {
@@ -78,29 +72,17 @@ func (e *env) createQuota(ns, name string, hard v1.ResourceList, mutate ...func(
 	for _, m := range mutate {
 		m(q)
 	}
-	if _, err := e.client.CoreV1().ResourceQuotas(ns).Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
+	framework.Create(e.t, e.client.CoreV1().ResourceQuotas(ns), q)
 }
 
 // waitUsed waits until the quota's status.hard is its spec.hard and
 // status.used equals want.
 func (e *env) waitUsed(ns, name string, want v1.ResourceList) {
 	e.t.Helper()
-	var last *v1.ResourceQuota
-	defer func() {
-		if e.t.Failed() && last != nil {
-			e.t.Logf("%s/%s status: hard %v, used %v", ns, name, last.Status.Hard, last.Status.Used)
-		}
-	}()
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		q, err := e.client.CoreV1().ResourceQuotas(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		last = q
-		return quota.Equals(q.Status.Hard, q.Spec.Hard) && quota.Equals(q.Status.Used, want), nil
-	})
+	framework.WaitFor(e.t, timeout, e.client.CoreV1().ResourceQuotas(ns), name, fmt.Sprintf("%s/%s used %v", ns, name, want),
+		func(q *v1.ResourceQuota) bool {
+			return quota.Equals(q.Status.Hard, q.Spec.Hard) && quota.Equals(q.Status.Used, want)
+		})
 }
 
 func pod(name string, mutate ...func(*v1.Pod)) *v1.Pod {

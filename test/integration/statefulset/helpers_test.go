@@ -48,17 +48,14 @@ type env struct {
 // controller through its real constructor.
 func setup(t *testing.T) *env {
 	t.Helper()
-	cfg := framework.StartEnv(t)
-	e := &env{t: t, ctx: context.Background(), cfg: cfg, client: kubernetes.NewForConfigOrDie(cfg)}
-	ns, err := e.client.CoreV1().Namespaces().Create(e.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "sts-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ns = ns.Name
+	cfg, ns := framework.Setup(t, "sts-")
+	e := &env{t: t, ctx: ns.Ctx, cfg: cfg, client: ns.Client, ns: ns.Name}
 	e.startController()
-	ctx, cancel := context.WithCancel(e.ctx)
-	t.Cleanup(cancel)
-	go e.kubelet(ctx)
+	ns.StartKubelet(func(ctx context.Context, p *v1.Pod) {
+		if e.kubeletOn.Load() && p.Status.Phase == v1.PodPending && p.DeletionTimestamp == nil {
+			_ = ns.MarkRunningReady(ctx, p)
+		}
+	})
 	return e
 }
 
@@ -72,38 +69,7 @@ func (e *env) startController() {
 	})
 	cc := framework.NewControllerContext(e.t, ctrlCfg)
 	cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs = 5
-	c, err := statefulset.New(context.Background(), cc, names.StatefulSet)
-	if err != nil {
-		e.t.Fatalf("New: %v", err)
-	}
-	if c.Name() != names.StatefulSet {
-		e.t.Errorf("Name() = %q", c.Name())
-	}
-	e.stop = framework.StartController(e.t, cc, c)
-}
-
-// kubelet marks pending pods Running and Ready while kubeletOn.
-func (e *env) kubelet(ctx context.Context) {
-	for ctx.Err() == nil {
-		if e.kubeletOn.Load() {
-			list, err := e.client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
-			if err == nil {
-				for i := range list.Items {
-					p := &list.Items[i]
-					if p.Status.Phase != v1.PodPending || p.DeletionTimestamp != nil {
-						continue
-					}
-					p.Status.Phase = v1.PodRunning
-					p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-					_, _ = e.client.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	e.stop = framework.StartController(e.t, cc, framework.NewController(e.t, cc, names.StatefulSet, statefulset.New))
 }
 
 func (e *env) createSet(name string, replicas int32, mutate ...func(*apps.StatefulSet)) *apps.StatefulSet {
@@ -123,11 +89,7 @@ func (e *env) createSet(name string, replicas int32, mutate ...func(*apps.Statef
 	for _, m := range mutate {
 		m(set)
 	}
-	set, err := e.client.AppsV1().StatefulSets(e.ns).Create(e.ctx, set, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return set
+	return framework.Create(e.t, e.client.AppsV1().StatefulSets(e.ns), set)
 }
 
 func withClaim(set *apps.StatefulSet) {
@@ -142,36 +104,16 @@ func withClaim(set *apps.StatefulSet) {
 
 func parallel(set *apps.StatefulSet) { set.Spec.PodManagementPolicy = apps.ParallelPodManagement }
 
-func (e *env) getSet(name string) *apps.StatefulSet {
-	e.t.Helper()
-	set, err := e.client.AppsV1().StatefulSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return set
-}
-
 // updateSet applies mutate to the set, retrying conflicts.
 func (e *env) updateSet(name string, mutate func(*apps.StatefulSet)) {
 	e.t.Helper()
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		set := e.getSet(name)
-		mutate(set)
-		_, err := e.client.AppsV1().StatefulSets(e.ns).Update(e.ctx, set, metav1.UpdateOptions{})
-		return err == nil, nil
-	})
+	framework.Update(e.t, timeout, e.client.AppsV1().StatefulSets(e.ns), name, mutate)
 }
 
 // waitSet waits until cond holds for the set.
 func (e *env) waitSet(name, what string, cond func(*apps.StatefulSet) bool) *apps.StatefulSet {
 	e.t.Helper()
-	var set *apps.StatefulSet
-	framework.Eventually(e.t, timeout, func() (bool, error) {
-		var err error
-		set, err = e.client.AppsV1().StatefulSets(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		return err == nil && cond(set), err
-	})
-	return set
+	return framework.WaitFor(e.t, timeout, e.client.AppsV1().StatefulSets(e.ns), name, what, cond)
 }
 
 func (e *env) namespace() framework.Namespace {
@@ -197,7 +139,10 @@ func (e *env) podNames() string {
 // waitPodNames waits until the live pods are exactly want (comma-separated).
 func (e *env) waitPodNames(want string) {
 	e.t.Helper()
-	framework.Eventually(e.t, timeout, func() (bool, error) { return e.podNames() == want, nil })
+	framework.Until(e.t, timeout, "pods "+want, func() (bool, any) {
+		got := e.podNames()
+		return got == want, got
+	})
 }
 
 func (e *env) revisions() []apps.ControllerRevision {
