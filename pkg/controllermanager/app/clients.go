@@ -19,7 +19,6 @@ import (
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
 
-	"github.com/kcm-dev/kcm/internal/informerfanout"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
 
@@ -86,7 +85,7 @@ func newControllerContext(ctx context.Context, c *Config, controllers, root clie
 
 	return &controllermanager.ControllerContext{
 		ClientBuilder:           controllers,
-		InformerFactory:         informerfanout.NewFactory(shared),
+		InformerFactory:         shared,
 		MetadataInformerFactory: metadataInformers,
 		RESTMapper:              mapper,
 		Config:                  &c.Component,

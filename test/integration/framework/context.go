@@ -17,7 +17,6 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
-	"github.com/kcm-dev/kcm/internal/informerfanout"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
@@ -52,8 +51,8 @@ func NewControllerContext(t testing.TB, cfg *rest.Config) *controllermanager.Con
 	}
 	return &controllermanager.ControllerContext{
 		ClientBuilder: builder,
-		InformerFactory: informerfanout.NewFactory(informers.NewSharedInformerFactoryWithOptions(client, 0,
-			informers.WithTransform(controllermanager.TrimManagedFields))),
+		InformerFactory: informers.NewSharedInformerFactoryWithOptions(client, 0,
+			informers.WithTransform(controllermanager.TrimManagedFields)),
 		MetadataInformerFactory: metadatainformer.NewSharedInformerFactoryWithOptions(metaClient, 0,
 			metadatainformer.WithTransform(controllermanager.TrimManagedFields)),
 		RESTMapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
