@@ -18,7 +18,6 @@ import (
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
 
-	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/pkg/controllermanager/config"
 )
 
@@ -66,14 +65,14 @@ func (c *ControllerContext) Paced(d time.Duration) time.Duration {
 }
 
 // NewClient returns the client for the named controller identity (the
-// ServiceAccount name upstream uses for it), rate-limited in its transport
-// (internal/clientthrottle) with the builder's QPS and burst.
+// ServiceAccount name upstream uses for it), rate-limited by client-go
+// with the builder's QPS and burst.
 func (c *ControllerContext) NewClient(name string) (kubernetes.Interface, error) {
 	cfg, err := c.ClientBuilder.Config(name)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
 	}
-	client, err := kubernetes.NewForConfig(clientthrottle.InTransport(cfg))
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", name, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 )
@@ -66,7 +65,6 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, err
 	}
-	cfg = clientthrottle.InTransport(cfg)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create Kubernetes client for %q: %w", ClientName, err)

@@ -24,7 +24,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/internal/controller/labelindex"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
@@ -122,7 +121,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	}
 	// Built as upstream builds it: resources from the shared REST mapper,
 	// the Scale kind each serves from discovery.
-	scales, err := scale.NewForConfig(clientthrottle.InTransport(cfg), cc.RESTMapper,
+	scales, err := scale.NewForConfig(cfg, cc.RESTMapper,
 		dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
 	if err != nil {
 		return nil, fmt.Errorf("error creating the disruption controller's scale client: %w", err)

@@ -7,7 +7,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
 
-	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler/metrics"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -27,7 +26,6 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	if err != nil {
 		return nil, err
 	}
-	cfg = clientthrottle.InTransport(cfg)
 	scales, err := scale.NewForConfig(cfg, cc.RESTMapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
 	if err != nil {
 		return nil, fmt.Errorf("failed to init HPA scale client: %w", err)

@@ -21,7 +21,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kcm-dev/kcm/internal/clientthrottle"
 	"github.com/kcm-dev/kcm/internal/controller"
 	"github.com/kcm-dev/kcm/pkg/controllermanager"
 	"github.com/kcm-dev/kcm/pkg/features"
@@ -86,20 +85,19 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 	}
 	cfg.QPS *= 20
 	cfg.Burst *= 100
-	fast := clientthrottle.InTransport(cfg)
 	client, err := cc.NewClient(ClientName)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(fast)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create dynamic client for %s: %w", name, err)
 	}
-	meta, err := metadata.NewForConfig(fast)
+	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create metadata client for %s: %w", name, err)
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(fast)
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create discovery client for %s: %w", name, err)
 	}

@@ -116,8 +116,8 @@ func TestServingAuthMatrix(t *testing.T) {
 				return false, fmt.Errorf("/metrics lacks %s", m)
 			}
 		}
-		// A controller's writes wait in its transport
-		// (internal/clientthrottle), under client-go's metric.
+		// A controller's writes wait for client-go's rate limiter,
+		// under its metric.
 		if !rateLimitedPOST.MatchString(body) {
 			return false, fmt.Errorf("/metrics lacks %s", rateLimitedPOST)
 		}
