@@ -28,17 +28,33 @@ var requiredBinaries = []string{"etcd", "kube-apiserver"}
 var shared struct {
 	sync.Mutex
 	inMain bool
+	args   map[string][]string // extra kube-apiserver flags (Main's APIServerFlag options)
 	env    *envtest.Environment
 	cfg    *rest.Config
 	err    error
 }
 
+// Option changes the package's shared control plane.
+type Option func()
+
+// APIServerFlag sets a kube-apiserver flag of the package's control plane,
+// e.g. APIServerFlag("feature-gates", "StorageVersionAPI=true") or
+// APIServerFlag("runtime-config", "resource.k8s.io/v1alpha3=true") for an
+// API that is off by default. A flag given twice keeps the last value.
+func APIServerFlag(name, value string) Option {
+	return func() { shared.args[name] = []string{value} }
+}
+
 // Main runs the test package's tests and stops the shared control plane,
 // if a test started one, before exiting. Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M, opts ...Option) {
 	ctrllog.SetLogger(klog.Background())
 	shared.Lock()
 	shared.inMain = true
+	shared.args = map[string][]string{}
+	for _, o := range opts {
+		o()
+	}
 	shared.Unlock()
 
 	code := m.Run()
@@ -81,6 +97,12 @@ func StartEnv(t testing.TB) *rest.Config {
 			t.Fatal(msg)
 		}
 		env := &envtest.Environment{BinaryAssetsDirectory: dir}
+		if len(shared.args) > 0 {
+			apiserver := env.ControlPlane.GetAPIServer()
+			for name, values := range shared.args {
+				apiserver.Configure().Set(name, values...)
+			}
+		}
 		shared.cfg, shared.err = env.Start()
 		if shared.err != nil {
 			// A partly started control plane still has processes to end.
