@@ -30,11 +30,11 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler"
 	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
-	"github.com/kcm-dev/kcm/pkg/controller/podgroupprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/pvcprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/pvprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
+	"github.com/kcm-dev/kcm/pkg/controller/resourceclaim"
 	"github.com/kcm-dev/kcm/pkg/controller/resourcequota"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/selinuxwarning"
@@ -105,10 +105,10 @@ func NewRegistry() controllermanager.Registry {
 	add(names.PersistentVolumeClaimProtection, pvcprotection.New)
 	add(names.PodGarbageCollector, podgc.New)
 	add(names.PodCertificateRequestCleaner, podcertificaterequestcleaner.New, gates(features.PodCertificateRequest))
-	add(names.PodGroupProtection, podgroupprotection.New, gates(features.GenericWorkload))
+	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
 	add(names.ReplicaSet, replicaset.New)
 	add(names.ReplicationController, replication.New)
-	add(names.ResourceClaim, nil, gates(features.DynamicResourceAllocation))
+	add(names.ResourceClaim, resourceclaim.New, gates(features.DynamicResourceAllocation))
 	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
 	add(names.ResourceQuota, resourcequota.New)
 	add(names.RootCACertificatePublisher, rootcacertpublisher.New)

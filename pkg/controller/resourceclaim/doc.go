@@ -17,12 +17,6 @@
 // dynamic_resource_allocation_resource_claims gauge, as upstream names
 // them.
 //
-// # Status
-//
-// Not yet in the registry: it compiles and has unit tests, but has not
-// been run against an API server; cmd/kube-controller-manager/app adds it
-// once its envtest and parity scenarios pass.
-//
 // # Differences from upstream
 //
 //   - The admin-access and prioritized-list checks upstream still carries
