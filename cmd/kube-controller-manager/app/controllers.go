@@ -30,6 +30,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/podautoscaler"
 	"github.com/kcm-dev/kcm/pkg/controller/podcertificaterequestcleaner"
 	"github.com/kcm-dev/kcm/pkg/controller/podgc"
+	"github.com/kcm-dev/kcm/pkg/controller/podgroupprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/pvcprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/pvprotection"
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
@@ -105,7 +106,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.PersistentVolumeClaimProtection, pvcprotection.New)
 	add(names.PodGarbageCollector, podgc.New)
 	add(names.PodCertificateRequestCleaner, podcertificaterequestcleaner.New, gates(features.PodCertificateRequest))
-	add(names.PodGroupProtection, nil, gates(features.GenericWorkload))
+	add(names.PodGroupProtection, podgroupprotection.New, gates(features.GenericWorkload))
 	add(names.ReplicaSet, replicaset.New)
 	add(names.ReplicationController, replication.New)
 	add(names.ResourceClaim, resourceclaim.New, gates(features.DynamicResourceAllocation))
