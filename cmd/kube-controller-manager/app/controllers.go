@@ -43,6 +43,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/serviceaccounttoken"
 	"github.com/kcm-dev/kcm/pkg/controller/servicecidr"
 	"github.com/kcm-dev/kcm/pkg/controller/statefulset"
+	"github.com/kcm-dev/kcm/pkg/controller/storageversiongc"
 	"github.com/kcm-dev/kcm/pkg/controller/storageversionmigrator"
 	"github.com/kcm-dev/kcm/pkg/controller/tainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/ttl"
@@ -119,7 +120,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ServiceAccountToken, serviceaccounttoken.New, special)
 	add(names.StatefulSet, statefulset.New)
 	add(names.StorageVersionMigrator, storageversionmigrator.New)
-	add(names.StorageVersionGarbageCollector, nil, gates(features.APIServerIdentity, features.StorageVersionAPI))
+	add(names.StorageVersionGarbageCollector, storageversiongc.New, gates(features.APIServerIdentity, features.StorageVersionAPI))
 	add(names.TaintEviction, tainteviction.New, gates(features.SeparateTaintEvictionController))
 	add(names.TokenCleaner, tokencleaner.New, off)
 	add(names.TTLAfterFinished, ttlafterfinished.New)
