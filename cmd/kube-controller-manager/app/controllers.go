@@ -14,6 +14,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/cronjob"
 	"github.com/kcm-dev/kcm/pkg/controller/daemonset"
 	"github.com/kcm-dev/kcm/pkg/controller/deployment"
+	"github.com/kcm-dev/kcm/pkg/controller/devicetainteviction"
 	"github.com/kcm-dev/kcm/pkg/controller/disruption"
 	"github.com/kcm-dev/kcm/pkg/controller/endpoints"
 	"github.com/kcm-dev/kcm/pkg/controller/endpointslice"
@@ -86,7 +87,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.CronJob, cronjob.New)
 	add(names.DaemonSet, daemonset.New)
 	add(names.Deployment, deployment.New)
-	add(names.DeviceTaintEviction, nil, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
+	add(names.DeviceTaintEviction, devicetainteviction.New, gates(features.DynamicResourceAllocation, features.DRADeviceTaints))
 	add(names.Disruption, disruption.New)
 	add(names.Endpoints, endpoints.New)
 	add(names.EndpointSlice, endpointslice.New)

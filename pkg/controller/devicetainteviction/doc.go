@@ -75,7 +75,10 @@
 //     those using the changed devices: more in-memory work, no more
 //     writes. Decisions start once the caches have synced, so the
 //     transient evictions and cancellations (and their Events) upstream
-//     may compute while its informers fill do not happen.
+//     may compute while its informers fill do not happen. Likewise, a
+//     taint that comes and goes before a worker has looked at the pod
+//     schedules nothing, so there is no "Cancelling deletion" Event,
+//     where upstream schedules and cancels in its handlers.
 //   - The DeviceClass informer upstream starts (and waits for, but never
 //     reads) is not started.
 //   - A pod that is already terminating in the cache when its eviction is

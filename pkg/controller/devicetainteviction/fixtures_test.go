@@ -46,6 +46,11 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, Features{DeviceTaintRules: true})
+}
+
+func newHarnessWith(t *testing.T, features Features) *harness {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	clk := testingclock.NewFakeClock(t0)
 	client := fake.NewClientset()
@@ -59,7 +64,7 @@ func newHarness(t *testing.T) *harness {
 		Claims:   resource.ResourceClaims(),
 		Slices:   resource.ResourceSlices(),
 		Rules:    resource.DeviceTaintRules(),
-		Features: Features{DeviceTaintRules: true},
+		Features: features,
 		Workers:  1,
 	})
 	if err != nil {
