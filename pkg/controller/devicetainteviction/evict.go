@@ -52,8 +52,8 @@ func (c *Controller) syncPod(ctx context.Context, namespace, name string) error 
 		return err
 	}
 	if ev == nil {
-		if c.cancel(key, pod.UID) {
-			logger.V(3).Info("Canceled pod eviction")
+		if p, ok := c.cancel(key, pod.UID); ok {
+			logger.V(3).Info("Canceled pod eviction", "wasDue", p.when)
 			c.recordEvent(pod.Namespace, pod.Name, pod.UID, cancellingDeletion)
 		}
 		return nil
@@ -163,14 +163,14 @@ func (c *Controller) setPending(key string, p pendingEviction) {
 	c.pending[key] = p
 }
 
-// cancel drops the pod's pending eviction and reports whether there was
-// one for this pod (not an earlier pod of the same name).
-func (c *Controller) cancel(key string, uid types.UID) bool {
+// cancel drops the pod's pending eviction and returns it if it was this
+// pod's (not an earlier pod's of the same name).
+func (c *Controller) cancel(key string, uid types.UID) (pendingEviction, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.pending[key]
 	delete(c.pending, key)
-	return ok && p.uid == uid
+	return p, ok && p.uid == uid
 }
 
 // forget drops the pending eviction of a pod that is gone or evicted.
