@@ -37,6 +37,7 @@ import (
 	"github.com/kcm-dev/kcm/pkg/controller/replicaset"
 	"github.com/kcm-dev/kcm/pkg/controller/replication"
 	"github.com/kcm-dev/kcm/pkg/controller/resourceclaim"
+	"github.com/kcm-dev/kcm/pkg/controller/resourcepoolstatusrequest"
 	"github.com/kcm-dev/kcm/pkg/controller/resourcequota"
 	"github.com/kcm-dev/kcm/pkg/controller/rootcacertpublisher"
 	"github.com/kcm-dev/kcm/pkg/controller/selinuxwarning"
@@ -112,7 +113,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.ReplicaSet, replicaset.New)
 	add(names.ReplicationController, replication.New)
 	add(names.ResourceClaim, resourceclaim.New, gates(features.DynamicResourceAllocation))
-	add(names.ResourcePoolStatusRequest, nil, gates(features.DRAResourcePoolStatus))
+	add(names.ResourcePoolStatusRequest, resourcepoolstatusrequest.New, gates(features.DRAResourcePoolStatus))
 	add(names.ResourceQuota, resourcequota.New)
 	add(names.RootCACertificatePublisher, rootcacertpublisher.New)
 	add(names.SELinuxWarning, selinuxwarning.New, off, gates(features.SELinuxChangePolicy))
