@@ -26,6 +26,9 @@ func newConfig(o *options.Options) (*cmapp.Config, error) {
 		return nil, err
 	}
 	c.FeatureGate = o.Globals.FeatureGateFor("kube")
+	if c.Candidacy, err = cmapp.NewCandidacy(c.FeatureGate, o.Globals.EffectiveVersionFor("kube")); err != nil {
+		return nil, err
+	}
 	c.ControllerShutdownTimeout = o.ControllerShutdownTimeout
 	c.UpstreamWriteTiming = o.UpstreamWriteTiming
 	shared := c.Component.KubeCloudShared

@@ -45,6 +45,11 @@ type Config struct {
 	ControllerShutdownTimeout time.Duration
 	// Cloud is the provider --cloud-provider names, nil without one.
 	Cloud cloudprovider.Interface
+	// Candidacy, when set, makes leader election coordinated by the
+	// apiserver (NewCandidacy: kube-controller-manager with the
+	// CoordinatedLeaderElection gate). cloud-controller-manager leaves it
+	// nil: upstream's ignores the gate.
+	Candidacy *Candidacy
 	// UpstreamWriteTiming is ControllerContext's (kcm's hidden
 	// --kcm-upstream-write-timing).
 	UpstreamWriteTiming bool

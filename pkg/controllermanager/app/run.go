@@ -70,7 +70,7 @@ func Run(ctx context.Context, c *Config, registry controllermanager.Registry) er
 		return err
 	}
 	id := host + "_" + string(uuid.NewUUID())
-	return leaderElectAndRun(ctx, c, id, recorder, electionChecker, run)
+	return leaderElectAndRun(ctx, c, id, recorder, electionChecker, health, run)
 }
 
 // runControllers runs one leadership term: it builds the controller
