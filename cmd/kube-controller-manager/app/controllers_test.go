@@ -53,3 +53,12 @@ func TestRegistryMatchesUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryControllerBuilt: every upstream controller has a constructor.
+func TestEveryControllerBuilt(t *testing.T) {
+	for name, d := range NewRegistry() {
+		if d.New == nil {
+			t.Errorf("%s has no constructor", name)
+		}
+	}
+}

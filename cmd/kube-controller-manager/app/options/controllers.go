@@ -39,8 +39,7 @@ func within(flag string, v, lo, hi int32) []error {
 const moreLoad = ", but more CPU (and network) load"
 
 // controllerFlagGroups lists the per-controller sections in upstream's
-// order. Sections of controllers that kcm does not implement yet are still
-// parsed and validated, so a command line that upstream accepts is accepted.
+// order.
 func controllerFlagGroups() []flagGroup {
 	return []flagGroup{
 		{section: names.PersistentVolumeAttachDetach, add: func(fs *pflag.FlagSet, c *config.ComponentConfig) {
