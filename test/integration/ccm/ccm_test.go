@@ -1,20 +1,16 @@
 package ccm
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,9 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kcm-dev/kcm/test/integration/framework"
 )
@@ -50,81 +43,17 @@ func TestMain(m *testing.M) {
 	framework.Main(m)
 }
 
-// process is one running cloud-controller-manager; it is killed when the
-// test ends, and its output logged if the test failed.
-type process struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-}
-
-func (p *process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *process) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-func start(t *testing.T, args ...string) *process {
+// start runs the cloud-controller-manager under test with args.
+func start(t *testing.T, args ...string) *framework.Process {
 	t.Helper()
-	p := &process{cmd: exec.Command(binary, args...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("cloud-controller-manager logged:\n%s", p.log())
-		}
-	})
-	return p
-}
-
-// writeKubeconfig writes cfg (envtest's admin, client certificates) as a
-// kubeconfig file.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return framework.StartProcess(t, binary, args...)
 }
 
 func TestLocalProviderLeaseHealthAndLoadBalancer(t *testing.T) {
 	cfg := framework.StartEnv(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
-	kubeconfig := writeKubeconfig(t, cfg)
+	kubeconfig := framework.WriteKubeconfig(t, cfg)
 
 	// 192.0.2.0/29 is a documentation range: addresses are only written
 	// into Service status, nothing is sent to them.
@@ -133,7 +62,7 @@ func TestLocalProviderLeaseHealthAndLoadBalancer(t *testing.T) {
 	if err := os.WriteFile(cloudConfig, []byte("loadBalancerCIDRs: ["+pool.String()+"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := framework.FreePort(t)
 	p := start(t,
 		"--cloud-provider=local",
 		"--cloud-config="+cloudConfig,
@@ -242,7 +171,7 @@ func TestLocalProviderLeaseHealthAndLoadBalancer(t *testing.T) {
 		t.Fatalf("Service address %q is not from the pool %s", got, pool)
 	}
 	// The controllers run under the CCM's own name.
-	if log := p.log(); !strings.Contains(log, "service-lb-controller") {
+	if log := p.Log(); !strings.Contains(log, "service-lb-controller") {
 		t.Errorf("the log does not mention service-lb-controller")
 	}
 }

@@ -12,7 +12,8 @@
 // Get and Update over any typed client (objects.go); WaitFor, Until and
 // WaitQuiet (wait.go); CreateNode (nodes.go); StartKubelet, a stand-in
 // kubelet (kubelet.go); pods and Events of a Namespace (pods.go); CRDs
-// (crd.go).
+// (crd.go); StartProcess, WriteKubeconfig, FreePort and Poll for the tests
+// that run a built binary beside the control plane (process.go).
 //
 // The binaries are looked up in $KUBEBUILDER_ASSETS, which defaults to
 // <repository root>/_output/bin (built by hack/tools/build.sh). Missing

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app"
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 // unimplementedController returns the first (by name) controller that is
@@ -44,7 +45,7 @@ func createNamespace(t *testing.T) string {
 
 func waitDefaultServiceAccount(t *testing.T, ns string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, "ServiceAccount "+ns+"/default", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, timeout, "ServiceAccount "+ns+"/default", func(ctx context.Context) (bool, error) {
 		_, err := adminClient(t).CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, ignoreNotFound(err)
 	})
@@ -52,7 +53,7 @@ func waitDefaultServiceAccount(t *testing.T, ns string, timeout time.Duration) {
 
 func waitRootCA(t *testing.T, ns string, want string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, "ConfigMap "+ns+"/kube-root-ca.crt", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, timeout, "ConfigMap "+ns+"/kube-root-ca.crt", func(ctx context.Context) (bool, error) {
 		cm, err := adminClient(t).CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil && cm.Data["ca.crt"] == want, ignoreNotFound(err)
 	})
@@ -86,7 +87,7 @@ func TestControllersThroughTheBinary(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := start(t, append([]string{"--leader-elect-resource-name=controllers-" + tc.name[:3], "--root-ca-file=" + rootCA,
 				"--controllers=*,bootstrapsigner,tokencleaner"}, tc.args...)...)
-			eventually(t, 30*time.Second, "controllers to start", func(context.Context) (bool, error) {
+			framework.Poll(t, 30*time.Second, "controllers to start", func(context.Context) (bool, error) {
 				return strings.Contains(p.Log(), "Controller starting"), nil
 			})
 			c := adminClient(t)

@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 // holder returns the Lease's holder identity, "" when there is none.
@@ -38,7 +40,7 @@ func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
 	procs := []*process{a, b}
 
 	var first string
-	eventually(t, 30*time.Second, "a leader", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "a leader", func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx, t, lease)
 		first = h
 		return h != "", err
@@ -47,7 +49,7 @@ func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
 
 	// The election is recorded as an Event on the Lease, under upstream's
 	// component name.
-	eventually(t, 10*time.Second, "a LeaderElection Event", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 10*time.Second, "a LeaderElection Event", func(ctx context.Context) (bool, error) {
 		events, err := adminClient(t).CoreV1().Events("kube-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -63,7 +65,7 @@ func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
 
 	// Both answer /healthz, the standby too.
 	for _, p := range procs {
-		eventually(t, 20*time.Second, "/healthz on both", func(context.Context) (bool, error) {
+		framework.Poll(t, 20*time.Second, "/healthz on both", func(context.Context) (bool, error) {
 			code, _, err := get(fmt.Sprintf("https://127.0.0.1:%d/healthz", p.port), "")
 			return code == http.StatusOK, err
 		})
@@ -74,13 +76,13 @@ func TestTwoInstancesElectOneLeaderAndFailOverOnSIGTERM(t *testing.T) {
 	}
 
 	stopped := time.Now()
-	if !leader.stop(syscall.SIGTERM, 20*time.Second) {
+	if !leader.Stop(syscall.SIGTERM, 20*time.Second) {
 		t.Fatal("the leader did not exit within 20s of SIGTERM")
 	}
-	if leader.cmd.ProcessState.ExitCode() != 0 {
-		t.Errorf("the leader exited with %d after SIGTERM, want 0", leader.cmd.ProcessState.ExitCode())
+	if leader.ExitCode() != 0 {
+		t.Errorf("the leader exited with %d after SIGTERM, want 0", leader.ExitCode())
 	}
-	eventually(t, 12*time.Second, "the standby to take over", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 12*time.Second, "the standby to take over", func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx, t, lease)
 		return h != "" && h != first, err
 	})
@@ -136,12 +138,12 @@ func TestLosingTheLeaseStopsTheProcess(t *testing.T) {
 		"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
 		"--controllers=serviceaccount")
 	ctx := context.Background()
-	eventually(t, 30*time.Second, "leadership", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "leadership", func(ctx context.Context) (bool, error) {
 		h, err := holder(ctx, t, lease)
 		return h != "" && campaignsAs(p.Log(), h), err
 	})
 	// Take the lease over for a long time.
-	eventually(t, 10*time.Second, "the lease taken over", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 10*time.Second, "the lease taken over", func(ctx context.Context) (bool, error) {
 		l, err := adminClient(t).CoordinationV1().Leases("kube-system").Get(ctx, lease, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -153,12 +155,10 @@ func TestLosingTheLeaseStopsTheProcess(t *testing.T) {
 		_, err = adminClient(t).CoordinationV1().Leases("kube-system").Update(ctx, l, metav1.UpdateOptions{})
 		return err == nil, ignoreConflict(err)
 	})
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
+	if !p.Wait(20 * time.Second) {
 		t.Fatal("the process still runs 20s after losing its lease")
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
+	if code := p.ExitCode(); code != 1 {
 		t.Errorf("exit code %d after losing the lease, want 1", code)
 	}
 	if h, _ := holder(ctx, t, lease); h != "someone-else" {

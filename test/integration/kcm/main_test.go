@@ -1,22 +1,18 @@
 package kcm
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 var (
@@ -86,84 +82,25 @@ func repoRoot() (string, error) {
 	return filepath.Dir(strings.TrimSpace(string(out))), nil
 }
 
-// process is one running kube-controller-manager.
+// process is one running kube-controller-manager and its HTTPS port.
 type process struct {
-	cmd  *exec.Cmd
+	*framework.Process
 	port int
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-	err  error
-}
-
-func (p *process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-// Log returns everything the process printed so far.
-func (p *process) Log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
 }
 
 // start runs the binary with the base flags of a kubeadm control plane
 // plus extra, and stops it when the test ends.
 func start(t *testing.T, extra ...string) *process {
 	t.Helper()
-	p := &process{port: freePort(t), done: make(chan struct{})}
-	args := append([]string{
+	port := framework.FreePort(t)
+	return &process{port: port, Process: framework.StartProcess(t, binary, append([]string{
 		"--kubeconfig=" + kcmConf,
 		"--authentication-kubeconfig=" + kcmConf,
 		"--authorization-kubeconfig=" + kcmConf,
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", p.port),
+		fmt.Sprintf("--secure-port=%d", port),
 		"--v=2",
-	}, extra...)
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop(syscall.SIGKILL, 10*time.Second)
-		if t.Failed() {
-			t.Logf("kube-controller-manager on :%d logged:\n%s", p.port, p.Log())
-		}
-	})
-	return p
-}
-
-// stop sends sig and waits up to timeout for the process to exit; it
-// reports whether it exited.
-func (p *process) stop(sig syscall.Signal, timeout time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-	}
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return false
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	}, extra...)...)}
 }
 
 func adminClient(t *testing.T) kubernetes.Interface {
@@ -173,27 +110,4 @@ func adminClient(t *testing.T) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// eventually polls cond every 100ms until it returns true or the timeout
-// passes; errors from cond are kept for the failure message.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcm-dev/kcm/test/integration/framework"
 )
 
 var rateLimitedPOST = regexp.MustCompile(`\nrest_client_rate_limiter_duration_seconds_count\{host="[^"]+",verb="POST"\} [1-9]`)
@@ -75,7 +77,7 @@ func TestServingAuthMatrix(t *testing.T) {
 	p := start(t, "--leader-elect-resource-name=serving")
 	base := fmt.Sprintf("https://127.0.0.1:%d", p.port)
 
-	eventually(t, 30*time.Second, "anonymous /healthz 200", func(context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "anonymous /healthz 200", func(context.Context) (bool, error) {
 		code, _, err := get(base+"/healthz", "")
 		return code == http.StatusOK, err
 	})
@@ -84,7 +86,7 @@ func TestServingAuthMatrix(t *testing.T) {
 	}
 	// /readyz also waits for readiness checks (the garbage collector's
 	// monitors to sync).
-	eventually(t, 30*time.Second, "anonymous /readyz 200", func(context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "anonymous /readyz 200", func(context.Context) (bool, error) {
 		code, _, err := get(base+"/readyz", "")
 		return code == http.StatusOK, err
 	})
@@ -106,7 +108,7 @@ func TestServingAuthMatrix(t *testing.T) {
 		// kcm's own default (cmd/kube-controller-manager/main.go).
 		wantMetrics = append(wantMetrics, "\ngo_gc_gogc_percent 60\n")
 	}
-	eventually(t, 30*time.Second, "authorized /metrics 200 with upstream's metric names", func(context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "authorized /metrics 200 with upstream's metric names", func(context.Context) (bool, error) {
 		code, body, err := get(base+"/metrics", token)
 		if code != http.StatusOK {
 			return false, err
@@ -133,13 +135,13 @@ func TestConfigzShowsFlags(t *testing.T) {
 	p := start(t, "--leader-elect=false", "--controllers=serviceaccount", "--concurrent-deployment-syncs=7", "--authorization-always-allow-paths=/healthz,/healthz/*,/configz")
 	base := fmt.Sprintf("https://127.0.0.1:%d", p.port)
 	var body string
-	eventually(t, 30*time.Second, "/configz 200", func(context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "/configz 200", func(context.Context) (bool, error) {
 		code, b, err := get(base+"/configz", "")
 		body = b
 		return code == http.StatusOK, err
 	})
 	// One health check per running controller.
-	eventually(t, 30*time.Second, "/healthz/serviceaccount-controller 200", func(context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "/healthz/serviceaccount-controller 200", func(context.Context) (bool, error) {
 		code, _, err := get(base+"/healthz/serviceaccount-controller", "")
 		return code == http.StatusOK, err
 	})

@@ -46,7 +46,7 @@ func holder(ctx context.Context, client kubernetes.Interface, lease string) (*co
 func waitHolder(t *testing.T, client kubernetes.Interface, lease, want string, timeout time.Duration) *coordinationv1.Lease {
 	t.Helper()
 	var got *coordinationv1.Lease
-	eventually(t, timeout, fmt.Sprintf("Lease %s held by %s", lease, want), func(ctx context.Context) (bool, error) {
+	framework.Poll(t, timeout, fmt.Sprintf("Lease %s held by %s", lease, want), func(ctx context.Context) (bool, error) {
 		l, h, err := holder(ctx, client, lease)
 		got = l
 		return h == want, err
@@ -124,11 +124,11 @@ func (s *standingCandidate) withdraw(t *testing.T, client kubernetes.Interface) 
 }
 
 // identityOf returns the identity p campaigns with, from its log.
-func identityOf(t *testing.T, p *process) string {
+func identityOf(t *testing.T, p *framework.Process) string {
 	t.Helper()
 	var id string
-	eventually(t, 30*time.Second, "the campaign's log line", func(context.Context) (bool, error) {
-		for _, line := range strings.Split(p.log(), "\n") {
+	framework.Poll(t, 30*time.Second, "the campaign's log line", func(context.Context) (bool, error) {
+		for _, line := range strings.Split(p.Log(), "\n") {
 			if _, rest, ok := strings.Cut(line, "Campaigning for leadership"); ok {
 				if _, after, ok := strings.Cut(rest, `identity="`); ok {
 					id, _, _ = strings.Cut(after, `"`)
@@ -156,7 +156,7 @@ func TestCoordinatedLeaderElection(t *testing.T) {
 	older := stand(t, client, lease, "older-kcm")
 	waitHolder(t, client, lease, older.name, 30*time.Second)
 
-	p := start(t, kcmBinary, writeKubeconfig(t, cfg), append([]string{gateOn, "--controllers=serviceaccount"}, fastElection...)...)
+	p := start(t, kcmBinary, framework.WriteKubeconfig(t, cfg), append([]string{gateOn, "--controllers=serviceaccount"}, fastElection...)...)
 	id := identityOf(t, p)
 	host, err := os.Hostname()
 	if err != nil {
@@ -169,7 +169,7 @@ func TestCoordinatedLeaderElection(t *testing.T) {
 	// Its LeaseCandidate: named after its identity, in the Lease's
 	// namespace, with the binary's versions and upstream's strategy.
 	bin := features.BinaryVersion()
-	eventually(t, 30*time.Second, "kube-controller-manager's LeaseCandidate", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "kube-controller-manager's LeaseCandidate", func(ctx context.Context) (bool, error) {
 		lc, err := client.CoordinationV1beta1().LeaseCandidates(ns).Get(ctx, id, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -197,7 +197,7 @@ func TestCoordinatedLeaderElection(t *testing.T) {
 		if h != older.name {
 			t.Fatalf("the Lease passed to %q while the apiserver prefers %q", h, older.name)
 		}
-		if strings.Contains(p.log(), "Successfully acquired lease") {
+		if strings.Contains(p.Log(), "Successfully acquired lease") {
 			t.Fatal("kube-controller-manager leads while the apiserver prefers another candidate")
 		}
 		if time.Now().After(deadline.Add(-time.Second)) && l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second).After(time.Now()) {
@@ -213,9 +213,9 @@ func TestCoordinatedLeaderElection(t *testing.T) {
 	if s := ptr.Deref(l.Spec.Strategy, ""); s != coordinationv1.OldestEmulationVersion {
 		t.Errorf("Lease strategy %q, want OldestEmulationVersion", s)
 	}
-	eventually(t, 15*time.Second, "leading and renewing", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 15*time.Second, "leading and renewing", func(ctx context.Context) (bool, error) {
 		l, h, err := holder(ctx, client, lease)
-		return h == id && ptr.Deref(l.Spec.LeaseDurationSeconds, 0) == 4 && strings.Contains(p.log(), "Successfully acquired lease"), err
+		return h == id && ptr.Deref(l.Spec.LeaseDurationSeconds, 0) == 4 && strings.Contains(p.Log(), "Successfully acquired lease"), err
 	})
 	waitDefaultServiceAccount(t, client)
 
@@ -223,19 +223,17 @@ func TestCoordinatedLeaderElection(t *testing.T) {
 	// preferred holder, kube-controller-manager stops renewing and exits 1
 	// within its renew deadline, and the Lease passes on once it expired.
 	older = stand(t, client, lease, "older-kcm")
-	eventually(t, 30*time.Second, "preferredHolder set", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "preferredHolder set", func(ctx context.Context) (bool, error) {
 		l, _, err := holder(ctx, client, lease)
 		return l != nil && ptr.Deref(l.Spec.PreferredHolder, "") == older.name, err
 	})
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
+	if !p.Wait(15 * time.Second) {
 		t.Fatal("kube-controller-manager still runs 15s after the apiserver preferred another holder")
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 1 {
+	if code := p.ExitCode(); code != 1 {
 		t.Errorf("exit code %d after stepping down, want 1", code)
 	}
-	if !strings.Contains(p.log(), "Leader election lost") {
+	if !strings.Contains(p.Log(), "Leader election lost") {
 		t.Error(`no "Leader election lost" in the log`)
 	}
 	waitHolder(t, client, lease, older.name, 30*time.Second)
@@ -254,7 +252,7 @@ func waitDefaultServiceAccount(t *testing.T, client kubernetes.Interface) {
 	t.Cleanup(func() {
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), namespace.Name, metav1.DeleteOptions{})
 	})
-	eventually(t, 20*time.Second, "the default ServiceAccount", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 20*time.Second, "the default ServiceAccount", func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(namespace.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -270,7 +268,7 @@ func waitDefaultServiceAccount(t *testing.T, client kubernetes.Interface) {
 func TestCoordinatedFailoverOnSIGTERM(t *testing.T) {
 	cfg := framework.StartEnv(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
-	kubeconfig := writeKubeconfig(t, cfg)
+	kubeconfig := framework.WriteKubeconfig(t, cfg)
 	const lease = "kcm-coordinated-failover"
 	// Upstream's timings: a successor that waited for expiry would need
 	// 15s.
@@ -283,7 +281,7 @@ func TestCoordinatedFailoverOnSIGTERM(t *testing.T) {
 	// choice between them flips from one reconcile to the next (v1.37.1), so
 	// the second instance starts in a later second.
 	var created time.Time
-	eventually(t, 30*time.Second, "the first LeaseCandidate", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "the first LeaseCandidate", func(ctx context.Context) (bool, error) {
 		lc, err := client.CoordinationV1beta1().LeaseCandidates(ns).Get(ctx, first, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -293,37 +291,37 @@ func TestCoordinatedFailoverOnSIGTERM(t *testing.T) {
 		}
 		return err == nil, err
 	})
-	eventually(t, 5*time.Second, "a later second", func(context.Context) (bool, error) {
+	framework.Poll(t, 5*time.Second, "a later second", func(context.Context) (bool, error) {
 		return time.Now().Truncate(time.Second).After(created), nil
 	})
 	standby := start(t, kcmBinary, kubeconfig, args...)
 	identityOf(t, standby)
 
-	eventually(t, 60*time.Second, "the older candidate to lead", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 60*time.Second, "the older candidate to lead", func(ctx context.Context) (bool, error) {
 		_, h, err := holder(ctx, client, lease)
-		return h == first && strings.Contains(leader.log(), "Successfully acquired lease"), err
+		return h == first && strings.Contains(leader.Log(), "Successfully acquired lease"), err
 	})
-	eventually(t, 30*time.Second, "both LeaseCandidates", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 30*time.Second, "both LeaseCandidates", func(ctx context.Context) (bool, error) {
 		cands, err := candidatesFor(ctx, client, lease)
 		return len(cands) == 2, err
 	})
-	if strings.Contains(standby.log(), "Successfully acquired lease") {
+	if strings.Contains(standby.Log(), "Successfully acquired lease") {
 		t.Fatal("both instances lead")
 	}
 
 	stopped := time.Now()
-	if !leader.stop(syscall.SIGTERM, 20*time.Second) {
+	if !leader.Stop(syscall.SIGTERM, 20*time.Second) {
 		t.Fatal("the leader did not exit within 20s of SIGTERM")
 	}
-	if code := leader.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := leader.ExitCode(); code != 0 {
 		t.Errorf("the leader exited with %d after SIGTERM, want 0", code)
 	}
 	if _, err := client.CoordinationV1beta1().LeaseCandidates(ns).Get(context.Background(), first, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the old leader's LeaseCandidate is still there after SIGTERM (get: %v)", err)
 	}
-	eventually(t, 15*time.Second, "the standby to lead", func(ctx context.Context) (bool, error) {
+	framework.Poll(t, 15*time.Second, "the standby to lead", func(ctx context.Context) (bool, error) {
 		_, h, err := holder(ctx, client, lease)
-		return h != "" && h != first && strings.Contains(standby.log(), "Successfully acquired lease"), err
+		return h != "" && h != first && strings.Contains(standby.Log(), "Successfully acquired lease"), err
 	})
 	if took := time.Since(stopped); took >= 15*time.Second {
 		t.Errorf("takeover took %s, not less than the lease duration", took)
@@ -340,15 +338,15 @@ func TestGateOffTakesAFreeLease(t *testing.T) {
 	cfg := framework.StartEnv(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	const lease = "kcm-uncoordinated"
-	p := start(t, kcmBinary, writeKubeconfig(t, cfg), append([]string{"--leader-elect-resource-name=" + lease, "--controllers=serviceaccount"}, fastElection...)...)
+	p := start(t, kcmBinary, framework.WriteKubeconfig(t, cfg), append([]string{"--leader-elect-resource-name=" + lease, "--controllers=serviceaccount"}, fastElection...)...)
 	id := identityOf(t, p)
 	l := waitHolder(t, client, lease, id, 30*time.Second)
 	if l.Spec.Strategy != nil {
 		t.Errorf("Lease strategy %q, want none (not coordinated)", *l.Spec.Strategy)
 	}
 	assertNoCandidates(t, client, lease)
-	if !p.stop(syscall.SIGTERM, 20*time.Second) || p.cmd.ProcessState.ExitCode() != 0 {
-		t.Errorf("exit after SIGTERM: %v", p.cmd.ProcessState)
+	if !p.Stop(syscall.SIGTERM, 20*time.Second) || p.ExitCode() != 0 {
+		t.Errorf("exit after SIGTERM: %v", p.ExitCode())
 	}
 	if _, h, err := holder(context.Background(), client, lease); err != nil || h != "" {
 		t.Errorf("Lease held by %q after SIGTERM (%v), want released", h, err)
@@ -373,7 +371,7 @@ func TestCloudControllerManagerIgnoresTheGate(t *testing.T) {
 	cfg := framework.StartEnv(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	const lease = "cloud-controller-manager"
-	p := start(t, ccmBinary, writeKubeconfig(t, cfg), append([]string{gateOn, "--cloud-provider=local"}, fastElection...)...)
+	p := start(t, ccmBinary, framework.WriteKubeconfig(t, cfg), append([]string{gateOn, "--cloud-provider=local"}, fastElection...)...)
 	id := identityOf(t, p)
 	l := waitHolder(t, client, lease, id, 30*time.Second)
 	if l.Spec.Strategy != nil {
