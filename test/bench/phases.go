@@ -88,6 +88,13 @@ type Params struct {
 	JobParallelism      int `json:"jobParallelism,omitempty"`
 	SmallJobs           int `json:"smallJobs,omitempty"`
 	SmallJobCompletions int `json:"smallJobCompletions,omitempty"`
+	// DRANodes, DRADeployments, DRAReplicas: the dra scenario's nodes and
+	// its Deployments (each pod with a claim from a template); DRATaints:
+	// the devices its taint phase taints (0: 50, 100, 10, 10).
+	DRANodes       int `json:"draNodes,omitempty"`
+	DRADeployments int `json:"draDeployments,omitempty"`
+	DRAReplicas    int `json:"draReplicas,omitempty"`
+	DRATaints      int `json:"draTaints,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).
@@ -180,6 +187,7 @@ func Scenarios() []Scenario {
 		daemonSetsScenario(),
 		jobsScenario(),
 		volumesScenario(),
+		draScenario(),
 	}
 }
 
@@ -557,8 +565,14 @@ func rollDeployments(ctx context.Context, env *Env) error {
 }
 
 func (env *Env) patchAll(ctx context.Context, pt types.PatchType, patch []byte) error {
-	return env.forEach(ctx, env.Params.Deployments, func(ctx context.Context, i int) error {
-		name := deploymentName(i)
+	return env.patchDeployments(ctx, env.Params.Deployments, deploymentName, pt, patch)
+}
+
+// patchDeployments patches the n Deployments nameOf(0..n-1), recording the
+// generation each write returned.
+func (env *Env) patchDeployments(ctx context.Context, n int, nameOf func(int) string, pt types.PatchType, patch []byte) error {
+	return env.forEach(ctx, n, func(ctx context.Context, i int) error {
+		name := nameOf(i)
 		d, err := env.Client.AppsV1().Deployments(env.Namespace).Patch(ctx, name, pt, patch, metav1.PatchOptions{})
 		if err != nil {
 			return fmt.Errorf("patch deployment %s: %w", name, err)
@@ -578,12 +592,17 @@ func RolledOut(d *appsv1.Deployment, gen int64, want int32) bool {
 }
 
 func (env *Env) waitRolledOut(ctx context.Context, want int32) error {
-	n := env.Params.Deployments
+	return env.waitDeploymentsRolledOut(ctx, env.Params.Deployments, deploymentName, want)
+}
+
+// waitDeploymentsRolledOut waits until the n Deployments nameOf(0..n-1) are
+// RolledOut with want replicas.
+func (env *Env) waitDeploymentsRolledOut(ctx context.Context, n int, nameOf func(int) string, want int32) error {
 	what := fmt.Sprintf("%d Deployments with %d available updated replicas", n, want)
 	return env.waitFor(ctx, what, func() (bool, string) {
 		done := 0
 		for i := range n {
-			name := deploymentName(i)
+			name := nameOf(i)
 			d, err := env.Deployments.Deployments(env.Namespace).Get(name)
 			if err == nil && RolledOut(d, env.generation(name), want) {
 				done++
