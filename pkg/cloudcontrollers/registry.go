@@ -40,8 +40,10 @@ func Registry() controllermanager.Registry {
 		aliases[name] = append(aliases[name], alias)
 	}
 	r := controllermanager.Registry{}
+	// Upstream's cloud controllers report themselves in
+	// running_managed_controllers under their legacy short names.
 	add := func(name string, ctor controllermanager.Constructor) {
-		r[name] = &controllermanager.Descriptor{Name: name, Aliases: aliases[name], New: ctor}
+		r[name] = &controllermanager.Descriptor{Name: name, Aliases: aliases[name], New: ctor, RunningMetric: aliases[name][0]}
 	}
 	add(ServiceLB, servicelb.New)
 	add(CloudNode, cloudnode.New)

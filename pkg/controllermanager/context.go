@@ -53,6 +53,9 @@ type ControllerContext struct {
 	// and DaemonSet turn is zero, so that controllers write when
 	// upstream's would (docs/ARCHITECTURE.md, "Write policies").
 	UpstreamWriteTiming bool
+	// Manager is the command's name, the manager label of
+	// running_managed_controllers.
+	Manager string
 }
 
 // Paced returns d, kcm's pacing period of some write, or 0 under

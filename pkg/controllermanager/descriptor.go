@@ -29,6 +29,11 @@ type Descriptor struct {
 	// the others and with the root client, regardless of --controllers
 	// (upstream's serviceaccount-token-controller).
 	SpecialHandling bool
+	// RunningMetric is the name running_managed_controllers gives the
+	// controller (set to 1 while its Run runs, 0 once it returned), as
+	// upstream reports it: only node-ipam-controller ("nodeipam") and the
+	// cloud controllers have one; the others are not counted there.
+	RunningMetric string
 	// New is the constructor; nil means kcm does not implement it yet.
 	New Constructor
 }

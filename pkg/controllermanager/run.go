@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
+	controllersmetrics "k8s.io/component-base/metrics/prometheus/controllers"
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 )
@@ -24,6 +25,7 @@ import (
 // implement are logged once and skipped.
 func Build(ctx context.Context, cc, rootCC *ControllerContext, registry Registry, selection []string, health *HealthHandler, debugMux *mux.PathRecorderMux) ([]Controller, error) {
 	logger := klog.FromContext(ctx)
+	controllersmetrics.Register()
 	var order []*Descriptor
 	for _, name := range registry.Names() {
 		if d := registry[name]; d.SpecialHandling {
@@ -64,7 +66,7 @@ func Build(ctx context.Context, cc, rootCC *ControllerContext, registry Registry
 			logger.Info("Skipping controller: nothing to do with this configuration", "controller", d.Name)
 			continue
 		}
-		t := &tracked{Controller: ctrl}
+		t := &tracked{Controller: ctrl, runningMetric: d.RunningMetric, manager: cc.Manager}
 		controllers = append(controllers, t)
 		checks = append(checks, healthCheck(t))
 		if r, ok := ctrl.(ReadinessReporter); ok {
@@ -139,8 +141,25 @@ func installDebug(m *mux.PathRecorderMux, ctrl Controller, aliases []string) {
 // returned while the process still wanted it running.
 type tracked struct {
 	Controller
+	// runningMetric and manager label its running_managed_controllers
+	// series; no series when runningMetric is empty.
+	runningMetric, manager string
+
 	mu     sync.Mutex
 	exited bool
+}
+
+// running sets the controller's running_managed_controllers series.
+func (t *tracked) running(on bool) {
+	if t.runningMetric == "" {
+		return
+	}
+	m := controllersmetrics.NewControllerManagerMetrics(t.manager)
+	if on {
+		m.ControllerStarted(t.runningMetric)
+	} else {
+		m.ControllerStopped(t.runningMetric)
+	}
 }
 
 func (t *tracked) check(*http.Request) error {
@@ -178,11 +197,16 @@ func Run(ctx context.Context, controllers []Controller, startInterval, shutdownT
 			running.Insert(c.Name())
 			mu.Unlock()
 			logger.V(1).Info("Controller starting", "controller", c.Name())
+			t, _ := c.(*tracked)
+			if t != nil {
+				t.running(true)
+			}
 			defer func() {
 				mu.Lock()
 				running.Delete(c.Name())
 				mu.Unlock()
-				if t, ok := c.(*tracked); ok {
+				if t != nil {
+					t.running(false)
 					t.mu.Lock()
 					t.exited = true
 					t.mu.Unlock()

@@ -155,8 +155,9 @@ func Register(registry basecompatibility.ComponentGlobalsRegistry, fg featuregat
 // That registry's init() already registers "kube" with an effective version
 // derived from the build's k8s.io/component-base/version (1.37 when the
 // version is not stamped, which is what upstream sees too). If the build was
-// stamped with some other version, the registration is replaced by
-// NewEffectiveVersion so gating always follows upstream 1.37.
+// stamped with some other version (make's 1.37.1-kcm), the registration is
+// replaced by NewEffectiveVersion so gating always follows upstream 1.37
+// and version_info reports upstream's binary version.
 //
 // Call it once, before the flags are added.
 func SetupGlobals() (basecompatibility.ComponentGlobalsRegistry, error) {
@@ -170,9 +171,10 @@ func SetupGlobals() (basecompatibility.ComponentGlobalsRegistry, error) {
 	want := BinaryVersion()
 	ev := registry.EffectiveVersionFor(KubeComponent)
 	registeredFG, _ := registry.FeatureGateFor(KubeComponent).(featuregate.MutableVersionedFeatureGate)
-	if ev != nil && ev.BinaryVersion() != nil &&
-		ev.BinaryVersion().Major() == want.Major() && ev.BinaryVersion().Minor() == want.Minor() &&
-		registeredFG == fg {
+	// The whole version must match, not only major.minor: it is also
+	// version_info's binary label, which is upstream's release (1.37.1),
+	// not the build's stamp (1.37.1-kcm).
+	if ev != nil && ev.BinaryVersion() != nil && ev.BinaryVersion().EqualTo(want) && registeredFG == fg {
 		return registry, nil
 	}
 	if ev != nil {

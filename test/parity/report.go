@@ -32,6 +32,9 @@ type Result struct {
 	Runs []RunTime
 	// Dir holds the captures, the diff and kept work dirs.
 	Dir string
+	// Metrics are the controller manager's metric families at the end of
+	// each run, by run label (MetricsReport compares them).
+	Metrics map[string]Families
 }
 
 // RunTime is how long one run of a scenario took.

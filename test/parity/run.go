@@ -129,6 +129,13 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 			texts[run.label] = text
 			err = os.WriteFile(filepath.Join(res.Dir, run.label+".yaml"), []byte(text), 0o644)
 		}
+		if err == nil {
+			if res.Metrics == nil {
+				res.Metrics = map[string]Families{}
+			}
+			res.Metrics[run.label] = b.families
+			err = writeFamilies(filepath.Join(res.Dir, run.label), b.families, b.metricsText)
+		}
 		if err == nil && run.label == labelOurs {
 			err = staleBinary(filepath.Join(b.dir, "logs", string(cluster.ControllerManager)+".log"), opts.Registry, s)
 		}
@@ -160,6 +167,10 @@ type binaryRun struct {
 	strict bool
 	dir    string
 	opts   Options
+	// families are the controller manager's metric families after the
+	// capture.
+	families    Families
+	metricsText []byte
 }
 
 // run starts the cluster, runs the scenario and returns the normalised
@@ -249,6 +260,9 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 		}
 	}
 	logf("parity: captured %d bytes", len(text))
+	if b.families, b.metricsText, err = scrapeFamilies(ctx, c); err != nil {
+		return "", err
+	}
 	return text, nil
 }
 

@@ -34,6 +34,7 @@ type Scenario struct {
 	ControllerManagerArgs []string      `json:"controllerManagerArgs,omitempty"`
 	DualStack             bool          `json:"dualStack,omitempty"`
 	MetricsAPI            bool          `json:"metricsAPI,omitempty"`
+	MetricFamilies        bool          `json:"metricFamilies,omitempty"`
 	Cloud                 *Cloud        `json:"cloud,omitempty"`
 	Objects               Objects       `json:"objects,omitempty"`
 	Steps                 []Step        `json:"steps,omitempty"`

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"k8s.io/component-base/featuregate"
+
 	"github.com/kcm-dev/kcm/cmd/kube-controller-manager/app/options"
 	"github.com/kcm-dev/kcm/pkg/cloudcontrollers"
 	cmapp "github.com/kcm-dev/kcm/pkg/controllermanager/app"
@@ -40,5 +42,11 @@ func newConfig(o *options.Options) (*cmapp.Config, error) {
 		return nil, err
 	}
 	o.Metrics.Apply()
+	// As upstream's command: kubernetes_feature_enabled, one series per
+	// gate, and version_info.
+	if fg, ok := c.FeatureGate.(featuregate.MutableFeatureGate); ok {
+		fg.AddMetrics()
+	}
+	o.Globals.AddMetrics()
 	return c, nil
 }

@@ -99,7 +99,7 @@ func NewRegistry() controllermanager.Registry {
 	add(names.KubeAPIServerClusterTrustBundle, clustertrustbundlepublisher.New, gates(features.ClusterTrustBundle))
 	add(names.LegacyServiceAccountTokenCleaner, legacytokencleaner.New)
 	add(names.Namespace, namespace.New)
-	add(names.NodeIpam, nodeipam.New)
+	add(names.NodeIpam, nodeipam.New, func(d *controllermanager.Descriptor) { d.RunningMetric = "nodeipam" })
 	add(names.NodeLifecycle, nodelifecycle.New)
 	add(names.PersistentVolumeAttachDetach, attachdetach.New)
 	add(names.PersistentVolumeBinder, persistentvolume.New)

@@ -76,6 +76,7 @@ func New(ctx context.Context, cc *controllermanager.ControllerContext, name stri
 
 func newController(ctx context.Context, name string, client kubernetes.Interface,
 	cmInformer coreinformers.ConfigMapInformer, nsInformer coreinformers.NamespaceInformer, rootCA []byte) (*Controller, error) {
+	registerMetrics()
 	c := &Controller{
 		name:     name,
 		client:   client,

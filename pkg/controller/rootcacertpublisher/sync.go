@@ -14,9 +14,10 @@ import (
 
 // syncNamespace creates or restores the kube-root-ca.crt ConfigMap of the
 // namespace named ns.
-func (c *Controller) syncNamespace(ctx context.Context, ns string) error {
+func (c *Controller) syncNamespace(ctx context.Context, ns string) (err error) {
 	start := time.Now()
 	defer func() {
+		recordSync(start, err)
 		klog.FromContext(ctx).V(4).Info("Finished syncing namespace", "namespace", ns, "elapsedTime", time.Since(start))
 	}()
 

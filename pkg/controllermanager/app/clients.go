@@ -94,5 +94,6 @@ func newControllerContext(ctx context.Context, c *Config, controllers, root clie
 		InformersStarted:        make(chan struct{}),
 		ResyncPeriod:            resync,
 		UpstreamWriteTiming:     c.UpstreamWriteTiming,
+		Manager:                 c.Name,
 	}, nil
 }

@@ -75,10 +75,17 @@ func run() int {
 	})
 	fmt.Printf("\ntook %s; captures and logs in %s\n", time.Since(start).Round(time.Second), *out)
 	fmt.Print(parity.Summary(results))
+	code := 0
+	diffs, compared := parity.MetricsReport(results, *selfCheck)
+	fmt.Printf("metric families: %d scenarios compared, %d unexplained differences\n", compared, len(diffs))
+	for _, d := range diffs {
+		fmt.Println("  " + d)
+		code = 1
+	}
 	for _, r := range results {
 		if r.Failed() {
-			return 1
+			code = 1
 		}
 	}
-	return 0
+	return code
 }
