@@ -389,8 +389,9 @@ func TestSetupGlobals(t *testing.T) {
 	if r.FeatureGateFor(KubeComponent) != featuregate.FeatureGate(utilfeature.DefaultMutableFeatureGate) {
 		t.Errorf("kube component is not backed by DefaultMutableFeatureGate")
 	}
-	if got := r.EffectiveVersionFor(KubeComponent).BinaryVersion(); got.Major() != 1 || got.Minor() != 37 {
-		t.Errorf("binary version %s, want 1.37", got)
+	// The whole of upstream's release: version_info's binary label.
+	if got, want := r.EffectiveVersionFor(KubeComponent).BinaryVersion(), BinaryVersion(); !got.EqualTo(want) {
+		t.Errorf("binary version %s, want %s", got, want)
 	}
 	fs := pflag.NewFlagSet("kcm", pflag.ContinueOnError)
 	r.AddFlags(fs)
