@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/metrics/testutil"
 	controllersmetrics "k8s.io/component-base/metrics/prometheus/controllers"
+	"k8s.io/component-base/metrics/testutil"
 )
 
 // blocking runs until its context ends, reporting that it started.
