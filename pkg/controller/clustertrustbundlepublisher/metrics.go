@@ -1,14 +1,13 @@
 package clustertrustbundlepublisher
 
 import (
-	"errors"
-	"strconv"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/kcm-dev/kcm/internal/controller"
 )
 
 // Upstream's metrics, served on /metrics.
@@ -39,14 +38,7 @@ func registerMetrics() {
 // recordSync counts a sync by the HTTP status code of its error (200 for
 // none, 500 for one without a status).
 func recordSync(start time.Time, err error) {
-	code := "200"
-	if err != nil {
-		code = "500"
-		var status apierrors.APIStatus
-		if errors.As(err, &status) && status.Status().Code != 0 {
-			code = strconv.Itoa(int(status.Status().Code))
-		}
-	}
+	code := controller.StatusCode(err)
 	syncDuration.WithLabelValues(code).Observe(time.Since(start).Seconds())
 	syncTotal.WithLabelValues(code).Inc()
 }

@@ -1,14 +1,13 @@
 package rootcacertpublisher
 
 import (
-	"errors"
-	"strconv"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/kcm-dev/kcm/internal/controller"
 )
 
 // Upstream's metrics (help texts included, the histogram's as upstream
@@ -41,14 +40,7 @@ func registerMetrics() {
 // recordSync counts one namespace sync under upstream's code label: 200
 // for success, the API status code of a failed request, else 500.
 func recordSync(start time.Time, err error) {
-	code := "500"
-	var se *apierrors.StatusError
-	switch {
-	case err == nil:
-		code = "200"
-	case errors.As(err, &se) && se.Status().Code != 0:
-		code = strconv.Itoa(int(se.Status().Code))
-	}
+	code := controller.StatusCode(err)
 	syncDuration.WithLabelValues(code).Observe(time.Since(start).Seconds())
 	syncTotal.WithLabelValues(code).Inc()
 }
