@@ -33,6 +33,9 @@ type Result struct {
 	// Cluster is the index of the cluster it ran on; Log its output file.
 	Cluster int
 	Log     string
+	// Sitting names the RunSuite call that ran it (a resumed suite runs
+	// over several).
+	Sitting string `json:",omitempty"`
 }
 
 // Passed reports whether the spec passed.

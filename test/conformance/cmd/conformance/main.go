@@ -160,7 +160,7 @@ func run() int {
 		OnResult: func(r conformance.Result) {
 			fmt.Println(r.Line())
 			if !r.Passed() {
-				fmt.Println(indent(r.Reason, "        "))
+				fmt.Println(conformance.Indent(r.Reason, "        "))
 			}
 		},
 	})
@@ -186,13 +186,4 @@ func run() int {
 		return 1
 	}
 	return 0
-}
-
-// indent prefixes every line of s, keeping at most 12 lines.
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 12 {
-		lines = append(lines[:12], fmt.Sprintf("… (%d more lines in the log)", len(lines)-12))
-	}
-	return prefix + strings.Join(lines, "\n"+prefix)
 }

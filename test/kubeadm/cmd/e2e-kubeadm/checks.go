@@ -47,16 +47,20 @@ func (e *env) all() error {
 		Spread:      true,
 		TaintNode:   e.c.Workers[0].Name,
 	}
-	steps := []struct {
-		name string
-		f    func() error
-	}{
+	steps := []step{
 		{"containerd up on every node, images imported", func() error { return e.c.StartRuntimes(e.ctx) }},
 		{"kubeadm init, with kubeadm's wait for a healthy controller manager", e.init},
 		{"kubeadm join of the worker through its bootstrap token and CSR", e.join},
 		{"every node has a podCIDR, its pod network and is Ready", e.nodesReady},
 		{"kube-proxy and CoreDNS run on every node", e.addons},
 		{"the controller manager's static pod is Running and Ready, with " + e.wantImage() + ", and holds the Lease", e.staticPod},
+	}
+	if e.o.suite() {
+		// The suite instead of the checks: its specs are the workload.
+		steps = append(steps, step{"upstream's conformance specs", e.conformance})
+		return runSteps(steps)
+	}
+	steps = append(steps, []step{
 		{"HTTP Deployment spread over the nodes behind a ClusterIP Service answers by IP and DNS name from a pod", e.web},
 		{"rollout keeps the Service answering", e.Watched("rollout", e.Rollout)},
 		{"scale-down keeps the Service answering", e.Watched("scale-down", e.ScaleDown)},
@@ -64,17 +68,21 @@ func (e *env) all() error {
 		{fmt.Sprintf("no restart of the controller manager's static pod for %v", e.o.stable), e.stable},
 		{"kill -9 of the static pod's container: the kubelet restarts it, the Service keeps answering", e.Watched("kill -9", e.killStaticPod)},
 		{"kubectl logs, exec and port-forward", e.KubectlChecks},
-	}
+	}...)
 	if !e.o.noSwap {
-		steps = append(steps, struct {
-			name string
-			f    func() error
-		}{"swap the controller manager in place: no pod restarted or recreated, no object created", e.swaps})
+		steps = append(steps, step{"swap the controller manager in place: no pod restarted or recreated, no object created", e.swaps})
 	}
-	steps = append(steps, struct {
-		name string
-		f    func() error
-	}{"the in-pod prober's record", e.ProberRecord})
+	steps = append(steps, step{"the in-pod prober's record", e.ProberRecord})
+	return runSteps(steps)
+}
+
+// step is one check, named in the log.
+type step struct {
+	name string
+	f    func() error
+}
+
+func runSteps(steps []step) error {
 	for i, s := range steps {
 		t := time.Now()
 		log.Printf("e2e-kubeadm: [%d/%d] %s", i+1, len(steps), s.name)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kcm-dev/kcm/test/cluster"
+	"github.com/kcm-dev/kcm/test/conformance"
 	"github.com/kcm-dev/kcm/test/kubeadm"
 	"github.com/kcm-dev/kcm/test/node"
 )
@@ -31,7 +32,17 @@ type options struct {
 	stable     time.Duration
 	swapWindow time.Duration
 	noSwap     bool
+	workers    int
+
+	// The conformance suite (conformance.go).
+	all, includeExcluded, fresh bool
+	specList, focus, suiteOut   string
+	parallel                    int
+	specTimeout, budget         time.Duration
 }
+
+// suite reports whether a conformance suite runs after the set-up.
+func (o options) suite() bool { return o.all || o.specList != "" }
 
 func main() {
 	var o options
@@ -43,7 +54,28 @@ func main() {
 	flag.DurationVar(&o.stable, "stable", 5*time.Minute, "how long the controller manager's static pod must run without a restart")
 	flag.DurationVar(&o.swapWindow, "swap-window", 3*time.Minute, "how long after each swap the controller manager's writes are counted")
 	flag.BoolVar(&o.noSwap, "no-swap", false, "skip the swap checks")
+	flag.IntVar(&o.workers, "workers", 0, "worker nodes (default 1; 2 with a conformance suite, which needs two schedulable nodes)")
+	flag.BoolVar(&o.all, "conformance-all", false, "after the set-up, instead of the checks: every [Conformance] spec of e2e.test (test/conformance/all.txt), parallel-safe ones side by side, [Serial] ones alone, as the certification program runs them")
+	flag.StringVar(&o.specList, "conformance-list", "", "like --conformance-all, with the specs of this list (e.g. test/conformance/node.txt)")
+	flag.StringVar(&o.focus, "conformance-focus", "", "run only the listed specs matching this regular expression")
+	flag.BoolVar(&o.includeExcluded, "conformance-include-excluded", false, "also run the specs test/conformance/kubeadm-excluded.txt leaves out")
+	flag.IntVar(&o.parallel, "conformance-parallel", 4, "parallel-safe specs at a time, each in its own e2e.test process")
+	flag.DurationVar(&o.specTimeout, "conformance-spec-timeout", 10*time.Minute, "deadline of one spec")
+	flag.DurationVar(&o.budget, "conformance-budget", 0, "start no spec after this long (0: none); the next run on a fresh cluster resumes with the specs left")
+	flag.StringVar(&o.suiteOut, "conformance-dir", "", "the suite's results, kept across runs to resume (default <work-dir>/conformance-kcm or -upstream)")
+	flag.BoolVar(&o.fresh, "conformance-fresh", false, "discard the results of earlier runs and start the suite over")
 	flag.Parse()
+	timeoutSet := false
+	flag.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	if o.suite() && !timeoutSet {
+		o.timeout = 12 * time.Hour // the whole suite, set-up and teardown aside
+	}
+	if o.workers == 0 {
+		o.workers = 1
+		if o.suite() {
+			o.workers = 2
+		}
+	}
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	if err := run(o); err != nil {
 		log.Printf("e2e-kubeadm: FAIL: %v", err)
@@ -71,6 +103,14 @@ func run(o options) (err error) {
 			return fmt.Errorf("%s missing: make build tools && hack/tools/build.sh kubeadm kubectl kubelet kube-proxy agnhost coredns pause", b)
 		}
 	}
+	if o.suite() {
+		if _, err := os.Stat(filepath.Join(o.binDir, conformance.E2EBinary)); err != nil {
+			return fmt.Errorf("%s missing: hack/tools/build.sh e2e.test", conformance.E2EBinary)
+		}
+		if _, _, err := o.conformanceSpecs(); err != nil {
+			return err
+		}
+	}
 	if err := node.EnsurePackages(log.Printf); err != nil {
 		return err
 	}
@@ -84,7 +124,7 @@ func run(o options) (err error) {
 		patches = ""
 	}
 	started := time.Now()
-	c, err := kubeadm.New(kubeadm.Options{BinDir: o.binDir, LogDir: filepath.Join(o.workDir, "logs"), Patches: patches, Workers: 1, Logf: log.Printf})
+	c, err := kubeadm.New(kubeadm.Options{BinDir: o.binDir, LogDir: filepath.Join(o.workDir, "logs"), Patches: patches, Workers: o.workers, Logf: log.Printf})
 	if c != nil {
 		defer func() {
 			t := time.Now()
