@@ -31,6 +31,10 @@ const (
 	BusyBoxImage     = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
 	CoreDNSImage     = "registry.k8s.io/coredns/coredns:v1.14.6"
 	KubeProxyImage   = "registry.k8s.io/kube-proxy:v1.37.1"
+	// NginxImage and NginxNewImage are e2e.test's web servers (its
+	// imageutils.Nginx and NginxNew), here stand-ins.
+	NginxImage    = "registry.k8s.io/e2e-test-images/nginx:1.27.0-2"
+	NginxNewImage = "registry.k8s.io/e2e-test-images/nginx:1.28.0-2"
 )
 
 // Binaries of BinDir the images and the node are made of (hack/tools/build.sh
@@ -76,10 +80,25 @@ func Images(binDir string) ([]image.Image, error) {
 			Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
 		}
 	}
+	// The nginx images stand in for upstream's (the specs need a web
+	// server on port 80 that serves /index.html, and a shell): busybox's
+	// httpd on nginx's document root, run as nginx runs, in the
+	// foreground as root.
+	nginx := func(name string) image.Image {
+		return image.Image{
+			Name: name,
+			Files: append([]image.File{
+				{Path: "/usr/share/nginx/html/index.html", Data: []byte("<!DOCTYPE html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n"), Mode: 0o644},
+				{Path: "/tmp/.keep"},
+			}, busybox...),
+			Entrypoint: []string{"/bin/httpd", "-f", "-p", "80", "-h", "/usr/share/nginx/html"},
+		}
+	}
 	return []image.Image{
 		{Name: PauseImage, Files: []image.File{{Path: "/pause", Source: bin("pause")}}, Entrypoint: []string{"/pause"}},
 		agnhost(AgnhostImage), agnhost(AgnhostPrevImage),
 		{Name: BusyBoxImage, Files: append([]image.File{{Path: "/tmp/.keep"}}, busybox...), Cmd: []string{"sh"}},
+		nginx(NginxImage), nginx(NginxNewImage),
 		{Name: CoreDNSImage, Files: []image.File{{Path: "/coredns", Source: bin("coredns")}}, Entrypoint: []string{"/coredns"}},
 		{Name: KubeProxyImage, Files: append([]image.File{{Path: "/usr/local/bin/kube-proxy", Source: bin("kube-proxy")}}, iptables...)},
 	}, nil
