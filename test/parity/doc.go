@@ -23,7 +23,8 @@
 // requires (canonical controller names or aliases), nodes (kwok Nodes
 // kwok-node-0… created before anything else; nothing waits for them),
 // controllerManagerArgs (appended to kubeadm's command line for both
-// binaries), dualStack (IPv4 and IPv6 Service and pod ranges), metricsAPI
+// binaries), apiServerArgs (appended to the kube-apiserver's, e.g. the
+// feature gates and runtime-config of an alpha API), dualStack (IPv4 and IPv6 Service and pod ranges), metricsAPI
 // (the test metrics API, test/metricsapi, runs beside the cluster, registered
 // by APIService; metrics steps set its values), cloud ({args, config}: a
 // cloud-controller-manager runs beside the controller manager with the

@@ -204,6 +204,7 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 		},
 		CloudControllerManager: cloud,
 		DualStack:              b.s.DualStack,
+		ExtraAPIServerArgs:     b.s.APIServerArgs,
 		Logf:                   logf,
 	})
 	if err != nil {

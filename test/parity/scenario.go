@@ -32,6 +32,7 @@ type Scenario struct {
 	Requires              []string      `json:"requires,omitempty"`
 	Nodes                 int           `json:"nodes,omitempty"`
 	ControllerManagerArgs []string      `json:"controllerManagerArgs,omitempty"`
+	APIServerArgs         []string      `json:"apiServerArgs,omitempty"`
 	DualStack             bool          `json:"dualStack,omitempty"`
 	MetricsAPI            bool          `json:"metricsAPI,omitempty"`
 	MetricFamilies        bool          `json:"metricFamilies,omitempty"`
