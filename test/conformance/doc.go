@@ -18,4 +18,14 @@
 // a Result (pass, fail or timeout, duration, failure reason), printed as a
 // line when it ends; the run also writes a JUnit file and every spec's
 // output under the output directory.
+//
+// RunSuite is the other runner: specs against one cluster that exists
+// already (make e2e-node's real node, make e2e-kubeadm's kubeadm cluster),
+// the way the certification program runs the suite: parallel-safe specs
+// side by side, then the [Serial] ones alone. Each finished spec is
+// appended to a journal (results.jsonl) in the suite's directory, so a
+// suite too long for one sitting resumes on a fresh cluster of the same
+// shape with the specs left. all.txt lists every [Conformance] spec of
+// e2e.test v1.37.1 (cmd/list-all writes it); kubeadm-excluded.txt, those
+// that fail on the kubeadm cluster with upstream's binary too.
 package conformance

@@ -190,11 +190,12 @@ func nodeReady(n *corev1.Node) bool {
 }
 
 // addons waits for kubeadm's kube-proxy DaemonSet and CoreDNS Deployment,
-// and checks that each runs on every node. CoreDNS's two replicas only
+// and checks that kube-proxy runs on every node and CoreDNS's replicas
+// each on a node of its own. CoreDNS's two replicas only
 // prefer different nodes; when the scheduler placed both on one (the first
 // node Ready gets both), one of them is deleted, as an operator would: the
-// ReplicaSet replaces it and the anti-affinity puts the new one on the
-// other node.
+// ReplicaSet replaces it and the anti-affinity puts the new one on
+// another node.
 func (e *env) addons() error {
 	want := int32(len(e.c.Nodes()))
 	if err := e.Poll(3*time.Minute, "DaemonSet kube-proxy ready on every node", func() (bool, string, error) {
@@ -219,7 +220,9 @@ func (e *env) addons() error {
 		for _, p := range pods {
 			on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p.Name)
 		}
-		if len(on) == len(e.c.Nodes()) {
+		// Each replica on a node of its own (kubeadm's CoreDNS has two;
+		// with more nodes, not every node gets one).
+		if len(on) == min(len(pods), len(e.c.Nodes())) {
 			log.Printf("e2e-kubeadm: CoreDNS pods on %v", on)
 			break
 		}
