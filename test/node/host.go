@@ -20,6 +20,9 @@ var Packages = map[string]string{
 	// both; conformance specs run `curl` and `nc -v -t` in it).
 	"curl":           "/usr/bin/curl",
 	"netcat-openbsd": "/bin/nc.openbsd",
+	// dig, in the agnhost and glibc-dns-testing images: the DNS specs
+	// probe with it.
+	"bind9-dnsutils": "/usr/bin/dig",
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins installs.

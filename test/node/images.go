@@ -35,6 +35,8 @@ const (
 	// imageutils.Nginx and NginxNew), here stand-ins.
 	NginxImage    = "registry.k8s.io/e2e-test-images/nginx:1.27.0-2"
 	NginxNewImage = "registry.k8s.io/e2e-test-images/nginx:1.28.0-2"
+	// GlibcDNSImage is the DNS specs' glibc prober (imageutils.GlibcDnsTesting).
+	GlibcDNSImage = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1"
 )
 
 // Binaries of BinDir the images and the node are made of (hack/tools/build.sh
@@ -57,6 +59,10 @@ func Images(binDir string) ([]image.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	dns, err := dnsTools()
+	if err != nil {
+		return nil, err
+	}
 	crt, key, err := localhostCert()
 	if err != nil {
 		return nil, err
@@ -76,7 +82,7 @@ func Images(binDir string) ([]image.Image, error) {
 				{Path: "/tmp/.keep", Data: nil},
 				{Path: "/localhost.crt", Data: crt},
 				{Path: "/localhost.key", Data: key, Mode: 0o600},
-			}, withoutShell(busybox)...), tools...),
+			}, withoutShell(busybox)...), append(tools, dns...)...),
 			Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
 		}
 	}
@@ -99,6 +105,12 @@ func Images(binDir string) ([]image.Image, error) {
 		agnhost(AgnhostImage), agnhost(AgnhostPrevImage),
 		{Name: BusyBoxImage, Files: append([]image.File{{Path: "/tmp/.keep"}}, busybox...), Cmd: []string{"sh"}},
 		nginx(NginxImage), nginx(NginxNewImage),
+		// The glibc prober: the host's glibc getent and dig beside
+		// busybox's shell and applets (upstream's is Debian with dnsutils).
+		{Name: GlibcDNSImage, Files: append(append([]image.File{
+			{Path: "/tmp/.keep"},
+			{Path: "/etc/nsswitch.conf", Data: []byte("hosts: files dns\n"), Mode: 0o644},
+		}, busybox...), dns...), Cmd: []string{"sh"}},
 		{Name: CoreDNSImage, Files: []image.File{{Path: "/coredns", Source: bin("coredns")}}, Entrypoint: []string{"/coredns"}},
 		{Name: KubeProxyImage, Files: append([]image.File{{Path: "/usr/local/bin/kube-proxy", Source: bin("kube-proxy")}}, iptables...)},
 	}, nil
@@ -176,6 +188,21 @@ func agnhostTools() ([]image.File, error) {
 		}
 	}
 	return append(files, sharedLibs([]string{curl, nc, dash})...), nil
+}
+
+// dnsTools is the host's dig and getent and the libraries they load: the
+// DNS specs resolve with them in the agnhost (Alpine's bind-tools upstream)
+// and glibc-dns-testing images.
+func dnsTools() ([]image.File, error) {
+	bins := []string{"/usr/bin/dig", "/usr/bin/getent"}
+	var files []image.File
+	for _, b := range bins {
+		if _, err := os.Stat(b); err != nil {
+			return nil, fmt.Errorf("node: %w (packages bind9-dnsutils, libc-bin)", err)
+		}
+		files = append(files, image.File{Path: b, Source: b})
+	}
+	return append(files, sharedLibs(bins)...), nil
 }
 
 // sharedLibs is every shared library (and the loader) the ELF files load,
