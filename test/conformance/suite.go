@@ -32,6 +32,10 @@ type SuiteOptions struct {
 	Budget time.Duration
 	// Sitting names this call in its results (which cluster a spec ran on).
 	Sitting string
+	// RerunFailed runs again the specs an earlier sitting did not pass
+	// (after a fix to the harness or the cluster); their new result
+	// replaces the old.
+	RerunFailed bool
 	// OnResult is called once per finished spec, from one goroutine at a time.
 	OnResult func(Result)
 	Logf     func(format string, args ...any)
@@ -95,7 +99,7 @@ func RunSuite(ctx context.Context, specs []string, o SuiteOptions) ([]Result, er
 
 	var parallel, serial []int
 	for i, s := range specs {
-		if _, ok := done[s]; ok {
+		if r, ok := done[s]; ok && (r.Passed() || !o.RerunFailed) {
 			continue
 		}
 		if Serial(s) {

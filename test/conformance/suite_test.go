@@ -171,6 +171,20 @@ func TestRunSuiteOrderAndResume(t *testing.T) {
 		t.Errorf("results.xml: %v\n%s", err, junit)
 	}
 
+	// RerunFailed runs again only the spec that failed.
+	o.Sitting, o.RerunFailed = "fourth", true
+	res, err = RunSuite(context.Background(), specs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans = readRecord(t, record)
+	if last := spans[len(spans)-1]; len(spans) != len(specs)+1 || !strings.Contains(last.spec, "fails") {
+		t.Errorf("rerun of the failed: e2e.test ran %d times, the last for %q", len(spans), last.spec)
+	}
+	if r := res[2]; r.Sitting != "fourth" || res[0].Sitting != "second" {
+		t.Errorf("after the rerun: %+v, %+v", res[0], r)
+	}
+
 	// A journal line cut by a crash is a spec not run.
 	f, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -124,7 +124,7 @@ func (e *env) conformance() error {
 	}
 	summary, failed, err := conformance.RunAndReport(e.ctx, "conformance on kubeadm ("+e.wantImage()+")", specs, conformance.SuiteOptions{
 		E2E: filepath.Join(e.o.binDir, conformance.E2EBinary), Kubeconfig: e.c.AdminKubeconfig(),
-		Dir: dir, Parallel: e.o.parallel, Timeout: e.o.specTimeout, Budget: e.o.budget,
+		Dir: dir, Parallel: e.o.parallel, Timeout: e.o.specTimeout, Budget: e.o.budget, RerunFailed: e.o.rerun,
 		Sitting: time.Now().UTC().Format("2006-01-02T15:04:05Z"),
 		Logf:    func(f string, a ...any) { log.Printf("e2e-kubeadm: "+f, a...) },
 	}, func(f string, a ...any) { log.Printf("e2e-kubeadm: conformance: "+f, a...) })

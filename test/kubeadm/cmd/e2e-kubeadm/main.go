@@ -35,10 +35,10 @@ type options struct {
 	workers    int
 
 	// The conformance suite (conformance.go).
-	all, includeExcluded, fresh bool
-	specList, focus, suiteOut   string
-	parallel                    int
-	specTimeout, budget         time.Duration
+	all, includeExcluded, fresh, rerun bool
+	specList, focus, suiteOut          string
+	parallel                           int
+	specTimeout, budget                time.Duration
 }
 
 // suite reports whether a conformance suite runs after the set-up.
@@ -64,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.budget, "conformance-budget", 0, "start no spec after this long (0: none); the next run on a fresh cluster resumes with the specs left")
 	flag.StringVar(&o.suiteOut, "conformance-dir", "", "the suite's results, kept across runs to resume (default <work-dir>/conformance-kcm or -upstream)")
 	flag.BoolVar(&o.fresh, "conformance-fresh", false, "discard the results of earlier runs and start the suite over")
+	flag.BoolVar(&o.rerun, "conformance-rerun-failed", false, "also run again the specs an earlier run did not pass")
 	flag.Parse()
 	timeoutSet := false
 	flag.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
