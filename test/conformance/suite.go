@@ -63,7 +63,7 @@ func LoadResults(dir string) (map[string]Result, error) {
 	out := map[string]Result{}
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for n := 1; s.Scan(); n++ {
+	for s.Scan() {
 		var r Result
 		if err := json.Unmarshal(s.Bytes(), &r); err != nil {
 			// A line cut by a crash mid-write is the spec not run.
@@ -146,11 +146,16 @@ func RunSuite(ctx context.Context, specs []string, o SuiteOptions) ([]Result, er
 				}
 			})
 		}
+	feed:
 		for _, i := range idx {
 			if expired() {
 				break
 			}
-			next <- i
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 		close(next)
 		wg.Wait()
