@@ -77,6 +77,8 @@ type Controller struct {
 
 	// state is touched only by the single worker.
 	state *state
+	// counts is the worker's summary of state for the metrics.
+	counts volumeCounts
 }
 
 var _ controllermanager.Controller = (*Controller)(nil)
@@ -138,6 +140,7 @@ func newController(ctx context.Context, name string, client kubernetes.Interface
 		maxWaitForUnmount:           opts.MaxWaitForUnmount,
 		state:                       newState(),
 	}
+	registerControllerMetrics(c)
 	if err := nodeutil.AddPodNodeNameIndexer(pods.Informer()); err != nil {
 		return nil, err
 	}

@@ -74,6 +74,35 @@ func (c *Controller) desiredOn(logger klog.Logger, node string) (map[v1.UniqueVo
 // it needs no attaching (not a claim, not CSI, or a CSIDriver with
 // attachRequired false), or an error if it cannot be resolved yet.
 func (c *Controller) attachableVolume(pod *v1.Pod, vol *v1.Volume) (*wanted, error) {
+	pv, err := c.claimedVolume(pod, vol)
+	if err != nil || pv == nil {
+		// Inline volumes: an inline CSI volume is ephemeral and never
+		// attached; kcm has no in-tree attachable plugins.
+		return nil, err
+	}
+	src := pv.Spec.CSI
+	if src == nil {
+		return nil, nil
+	}
+	required, err := c.attachRequired(src.Driver)
+	if err != nil || !required {
+		return nil, err
+	}
+	return &wanted{
+		name:        uniqueVolumeName(src.Driver, src.VolumeHandle),
+		specName:    pv.Name,
+		pvName:      pv.Name,
+		driver:      src.Driver,
+		handle:      src.VolumeHandle,
+		multiAttach: multiAttachAllowed(pv),
+	}, nil
+}
+
+// claimedVolume is the PersistentVolume bound to the claim a pod volume
+// names (a persistentVolumeClaim or a generic ephemeral volume), nil for an
+// inline volume, or an error if the claim is not bound to it (yet): upstream's
+// CreateVolumeSpec.
+func (c *Controller) claimedVolume(pod *v1.Pod, vol *v1.Volume) (*v1.PersistentVolume, error) {
 	var claimName string
 	switch {
 	case vol.PersistentVolumeClaim != nil:
@@ -81,8 +110,6 @@ func (c *Controller) attachableVolume(pod *v1.Pod, vol *v1.Volume) (*wanted, err
 	case vol.Ephemeral != nil:
 		claimName = ephemeral.VolumeClaimName(pod, vol)
 	default:
-		// Inline volumes: an inline CSI volume is ephemeral and never
-		// attached; kcm has no in-tree attachable plugins.
 		return nil, nil
 	}
 	pvc, err := c.pvcLister.PersistentVolumeClaims(pod.Namespace).Get(claimName)
@@ -105,22 +132,7 @@ func (c *Controller) attachableVolume(pod *v1.Pod, vol *v1.Volume) (*wanted, err
 	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID {
 		return nil, fmt.Errorf("PV %q is not bound to claim %s/%s", pv.Name, pod.Namespace, claimName)
 	}
-	src := pv.Spec.CSI
-	if src == nil {
-		return nil, nil
-	}
-	required, err := c.attachRequired(src.Driver)
-	if err != nil || !required {
-		return nil, err
-	}
-	return &wanted{
-		name:        uniqueVolumeName(src.Driver, src.VolumeHandle),
-		specName:    pv.Name,
-		pvName:      pv.Name,
-		driver:      src.Driver,
-		handle:      src.VolumeHandle,
-		multiAttach: multiAttachAllowed(pv),
-	}, nil
+	return pv, nil
 }
 
 // attachRequired is upstream's rule: attach unless a CSIDriver object for

@@ -40,7 +40,8 @@
 //     elsewhere.
 //
 // Not implemented: CSI migration of in-tree volumes (it needs
-// csi-translation-lib), the fc and iscsi plugins (their volumes found in a
-// node's status are kept reported, never detached), and upstream's
-// attachdetach metrics.
+// csi-translation-lib) and the fc and iscsi plugins (their volumes found in
+// a node's status are kept reported, never detached). Upstream's metrics
+// are in metrics.go; the totals come from a snapshot each node's sync
+// leaves, not from a lock on the state.
 package attachdetach

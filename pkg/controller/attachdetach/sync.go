@@ -93,6 +93,7 @@ func (c *Controller) syncNode(ctx context.Context, name string) error {
 	if node == nil && len(desired) == 0 && len(ns.volumes) == 0 {
 		delete(c.state.nodes, name)
 	}
+	c.counts.record(name, ns, desired)
 	return errors.Join(errs...)
 }
 
@@ -191,6 +192,11 @@ func (s *nodeSync) detach(ctx context.Context, vn v1.UniqueVolumeName, a *attach
 	} else {
 		logger.Info("Force detaching volume", "volume", vn, "node", klog.KRef("", s.name),
 			"maxWaitForUnmountExpired", forceOnTimeout, "outOfService", outOfService)
+		reason := forceDetachReasonOutOfService
+		if forceOnTimeout {
+			reason = forceDetachReasonTimeout
+		}
+		forcedDetaches.WithLabelValues(reason).Inc()
 	}
 	err := s.c.client.StorageV1().VolumeAttachments().Delete(ctx, attachmentName(a.handle, a.driver, s.name), metav1.DeleteOptions{})
 	switch {

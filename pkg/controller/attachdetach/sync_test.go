@@ -354,12 +354,13 @@ func TestForceDetach(t *testing.T) {
 		disableForce bool
 		wait         time.Duration
 		want         []string
+		forced       string // the reason counted in forced_detaches
 	}{
-		{"mounted, before the timeout", false, false, false, time.Minute, nil},
-		{"mounted, healthy node after the timeout", true, false, false, 7 * time.Minute, nil},
-		{"mounted, unhealthy node after the timeout", false, false, false, 7 * time.Minute, []string{"patch nodes/status", "delete volumeattachments"}},
-		{"force detach disabled", false, false, true, 7 * time.Minute, nil},
-		{"out-of-service taint", true, true, false, 0, []string{"patch nodes/status", "delete volumeattachments"}},
+		{"mounted, before the timeout", false, false, false, time.Minute, nil, ""},
+		{"mounted, healthy node after the timeout", true, false, false, 7 * time.Minute, nil, ""},
+		{"mounted, unhealthy node after the timeout", false, false, false, 7 * time.Minute, []string{"patch nodes/status", "delete volumeattachments"}, forceDetachReasonTimeout},
+		{"force detach disabled", false, false, true, 7 * time.Minute, nil, ""},
+		{"out-of-service taint", true, true, false, 0, []string{"patch nodes/status", "delete volumeattachments"}, forceDetachReasonOutOfService},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			node := managedNode("node-a", tc.ready)
@@ -372,12 +373,20 @@ func TestForceDetach(t *testing.T) {
 			if err := f.c.populate(klogDiscard()); err != nil {
 				t.Fatal(err)
 			}
+			timeouts, outOfService := forcedDetachCount(t, forceDetachReasonTimeout), forcedDetachCount(t, forceDetachReasonOutOfService)
 			f.sync("node-a")
 			if tc.wait > 0 {
 				f.clock.Step(tc.wait)
 				f.sync("node-a")
 			}
 			f.wantVerbs(tc.want...)
+			timeouts, outOfService = forcedDetachCount(t, forceDetachReasonTimeout)-timeouts, forcedDetachCount(t, forceDetachReasonOutOfService)-outOfService
+			switch {
+			case tc.forced == forceDetachReasonTimeout && (timeouts != 1 || outOfService != 0),
+				tc.forced == forceDetachReasonOutOfService && (timeouts != 0 || outOfService != 1),
+				tc.forced == "" && timeouts+outOfService != 0:
+				t.Fatalf("forced detaches counted: timeout +%v, out-of-service +%v; want one %q", timeouts, outOfService, tc.forced)
+			}
 		})
 	}
 }
