@@ -37,7 +37,15 @@ const (
 	NginxNewImage = "registry.k8s.io/e2e-test-images/nginx:1.28.0-2"
 	// GlibcDNSImage is the DNS specs' glibc prober (imageutils.GlibcDnsTesting).
 	GlibcDNSImage = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1"
+	// HostPathPluginImage is the image upstream's DRA specs run on each node
+	// (the newest hostpathplugin of e2e.test's storage-csi manifests): a
+	// shell and cmd/hostpathplugin, the stand-in for its proxy mode.
+	HostPathPluginImage = "registry.k8s.io/sig-storage/hostpathplugin:v1.17.1"
 )
+
+// HostPathPluginBinary is cmd/hostpathplugin in the binary directory (the
+// make targets of the real nodes build it).
+const HostPathPluginBinary = "hostpathplugin"
 
 // Binaries of BinDir the images and the node are made of (hack/tools/build.sh
 // builds each when named).
@@ -66,6 +74,9 @@ func Images(binDir string) ([]image.Image, error) {
 	crt, key, err := localhostCert()
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(bin(HostPathPluginBinary)); err != nil {
+		return nil, fmt.Errorf("node: %w (go build -o %s ./test/node/cmd/hostpathplugin)", err, bin(HostPathPluginBinary))
 	}
 	// Upstream's agnhost image is Alpine with a shell and tools; busybox
 	// stands in for those, and the host's curl and nc (netcat-openbsd) for
@@ -111,6 +122,10 @@ func Images(binDir string) ([]image.Image, error) {
 			{Path: "/tmp/.keep"},
 			{Path: "/etc/nsswitch.conf", Data: []byte("hosts: files dns\n"), Mode: 0o644},
 		}, busybox...), dns...), Cmd: []string{"sh"}},
+		{Name: HostPathPluginImage, Files: append([]image.File{
+			{Path: "/hostpathplugin", Source: bin(HostPathPluginBinary)},
+			{Path: "/tmp/.keep"},
+		}, busybox...), Entrypoint: []string{"/hostpathplugin"}},
 		{Name: CoreDNSImage, Files: []image.File{{Path: "/coredns", Source: bin("coredns")}}, Entrypoint: []string{"/coredns"}},
 		{Name: KubeProxyImage, Files: append([]image.File{{Path: "/usr/local/bin/kube-proxy", Source: bin("kube-proxy")}}, iptables...)},
 	}, nil
