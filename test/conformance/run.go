@@ -163,7 +163,7 @@ func runWorker(ctx context.Context, w int, specs []string, queue <-chan int, o O
 const killGrace = 45 * time.Second
 
 // runSpec runs one spec in its own e2e.test process.
-func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout time.Duration) Result {
+func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout time.Duration, extra ...string) Result {
 	r := Result{Spec: spec, Log: logPath}
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -186,6 +186,7 @@ func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout
 		"--ginkgo.silence-skips",
 		"--dump-logs-on-failure=false",
 	}
+	args = append(args, extra...)
 	// The kubectl hack/tools builds beside e2e.test, of the suite's version,
 	// rather than whatever the PATH has.
 	if kubectl := filepath.Join(filepath.Dir(e2e), "kubectl"); isFile(kubectl) {

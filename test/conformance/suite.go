@@ -27,6 +27,9 @@ type SuiteOptions struct {
 	Parallel int
 	// Timeout bounds one spec.
 	Timeout time.Duration
+	// Args are more e2e.test flags, e.g. --kubelet-root-dir for specs that
+	// deploy to the nodes' kubelet directories.
+	Args []string
 	// Budget, when positive, stops the start of new specs once it has
 	// passed; the specs left are run by a later call (resume).
 	Budget time.Duration
@@ -120,7 +123,7 @@ func RunSuite(ctx context.Context, specs []string, o SuiteOptions) ([]Result, er
 	expired := func() bool { return ctx.Err() != nil || (o.Budget > 0 && time.Since(start) > o.Budget) }
 	run := func(i int) {
 		logPath := filepath.Join(o.Dir, "specs", fmt.Sprintf("%0*d.log", width, i))
-		r := runSpec(ctx, o.E2E, o.Kubeconfig, specs[i], logPath, o.Timeout)
+		r := runSpec(ctx, o.E2E, o.Kubeconfig, specs[i], logPath, o.Timeout, o.Args...)
 		if ctx.Err() != nil && r.Outcome != Pass {
 			return // interrupted: not a result
 		}

@@ -216,7 +216,7 @@ func (n *Node) StartKubelet(cluster *clientcmdapi.Config, tok Token) error {
 		"--bootstrap-kubeconfig="+boot,
 		"--kubeconfig="+n.KubeletKubeconfig(),
 		"--cert-dir="+filepath.Join(n.Dir, "pki"),
-		"--root-dir="+filepath.Join(n.Dir, "kubelet"),
+		"--root-dir="+n.KubeletRootDir(),
 		"--node-ip="+n.IP,
 		"--hostname-override="+n.Name,
 		"--v=2",
@@ -283,3 +283,8 @@ func readSysctl(name string) (string, bool) {
 	}
 	return strings.TrimSpace(string(b)), true
 }
+
+// KubeletRootDir is the kubelet's --root-dir: specs that deploy to the
+// kubelet's plugin directories (DRA, CSI) need it as e2e.test's
+// --kubelet-root-dir.
+func (n *Node) KubeletRootDir() string { return filepath.Join(n.Dir, "kubelet") }

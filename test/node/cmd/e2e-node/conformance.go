@@ -45,6 +45,7 @@ func (e *env) runConformance(expr string) error {
 	summary, failed, err := conformance.RunAndReport(e.Ctx, "conformance on a real node", specs, conformance.SuiteOptions{
 		E2E: filepath.Join(e.o.binDir, conformance.E2EBinary), Kubeconfig: e.c.AdminKubeconfig,
 		Dir: dir, Parallel: e.o.parallel, Timeout: 8 * time.Minute,
+		Args:    []string{"--kubelet-root-dir=" + e.n.KubeletRootDir()},
 		Sitting: time.Now().UTC().Format("2006-01-02T15:04:05Z"),
 	}, func(f string, a ...any) { log.Printf("e2e-node: conformance: "+f, a...) })
 	for _, line := range strings.Split(strings.TrimSpace(summary), "\n") {
