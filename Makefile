@@ -84,6 +84,7 @@ conformance: build tools e2e-test
 # go run, so that Ctrl-C reaches it and its teardown runs.
 e2e-node: build tools
 	hack/tools/build.sh kubectl kubelet kube-proxy agnhost coredns pause
+	$(if $(findstring --containerd,$(E2E_NODE_FLAGS)),hack/tools/build.sh containerd containerd-shim-runc-v2)
 	go build -o $(BIN)/hostpathplugin ./test/node/cmd/hostpathplugin
 	go build -o $(BIN)/e2e-node ./test/node/cmd/e2e-node
 	$(BIN)/e2e-node $(E2E_NODE_FLAGS)

@@ -60,6 +60,8 @@ for b in "${want[@]}"; do
 	kubelet | kube-proxy | kubeadm) build node "k8s.io/kubernetes/cmd/$b" "$b" "$KUBE_LDFLAGS" ;;
 	agnhost) build node k8s.io/kubernetes/test/images/agnhost agnhost ;;
 	coredns) build coredns . coredns ;;
+	# containerd 2 with CDI, for e2e-node's --containerd (DRA specs).
+	containerd | containerd-shim-runc-v2) build containerd "github.com/containerd/containerd/v2/cmd/$b" "$b" ;;
 	pause) build pause . pause ;;
 	# hack/verify.sh's linter, in its own module so that its dependencies
 	# (golang.org/x/tools…) stay out of the product's and the others'.

@@ -10,7 +10,8 @@ import (
 	"github.com/kcm-dev/kcm/test/node/image"
 )
 
-// ContainerdConfig is containerd 1.6's (config version 2): everything under
+// ContainerdConfig is containerd 1.6's (config version 2, which containerd 2
+// migrates, CDI on by default there): everything under
 // the node's directory, the CRI with the cgroupfs driver and
 // restrict_oom_score_adj (root here lacks CAP_SYS_RESOURCE, so it may not
 // lower a process's oom_score_adj), the node's CNI configuration, and our
@@ -69,7 +70,11 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err
 	}
-	p, err := startProc("containerd", filepath.Join(n.LogDir, "containerd.log"), "containerd", "--config", cfgPath)
+	bin := n.Containerd
+	if bin == "" {
+		bin = "containerd"
+	}
+	p, err := startProc("containerd", filepath.Join(n.LogDir, "containerd.log"), bin, "--config", cfgPath)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,11 @@ type Config struct {
 	CACertFile string
 	// ClusterDNS and ClusterDomain go to the kubelet's configuration.
 	ClusterDNS, ClusterDomain string
-	Logf                      func(string, ...any)
+	// Containerd is the containerd binary; empty means Debian's in PATH
+	// (1.6, which has no CDI). Its runc shim is looked up in PATH, then
+	// beside it.
+	Containerd string
+	Logf       func(string, ...any)
 }
 
 // Node is a real node on this machine: containerd and a kubelet.

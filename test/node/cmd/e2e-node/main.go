@@ -35,6 +35,7 @@ type options struct {
 	conformance string
 	parallel    int
 	specList    string
+	containerd  string
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "after the checks, keep everything running until SIGINT (KUBECONFIG is printed)")
 	flag.StringVar(&o.conformance, "conformance", "", "after the checks, run each spec of --conformance-list matching this expression (e.g. .) with upstream's e2e.test")
 	flag.StringVar(&o.specList, "conformance-list", "", "the specs --conformance picks from (default test/conformance/node.txt: those make conformance leaves to a real node)")
+	flag.StringVar(&o.containerd, "containerd", "", "the node's containerd (default Debian's; hack/tools/build.sh containerd containerd-shim-runc-v2 builds containerd 2, whose CDI the DRA specs of test/conformance/dra.txt need)")
 	flag.IntVar(&o.parallel, "conformance-parallel", 3, "specs --conformance runs at a time (each in its own e2e.test process and namespaces)")
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
@@ -72,6 +74,14 @@ func run(o options) (err error) {
 	if o.workDir == "" {
 		o.workDir = filepath.Join(root, "_output", "e2e-node")
 	}
+	if o.containerd != "" {
+		if o.containerd, err = filepath.Abs(o.containerd); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.containerd); err != nil {
+			return fmt.Errorf("--containerd: %w (hack/tools/build.sh containerd containerd-shim-runc-v2)", err)
+		}
+	}
 	for _, b := range append(node.NodeBinaries, "kubectl") {
 		if _, err := os.Stat(filepath.Join(o.binDir, b)); err != nil {
 			return fmt.Errorf("%s missing: hack/tools/build.sh kubectl %s", b, "kubelet kube-proxy agnhost coredns pause")
@@ -92,7 +102,7 @@ func run(o options) (err error) {
 	started := time.Now()
 	n, err := node.New(node.Config{
 		Dir: o.nodeDir, LogDir: filepath.Join(o.workDir, "logs"), BinDir: o.binDir,
-		Name: hostname, ClusterDNS: dnsIP, Logf: log.Printf,
+		Name: hostname, ClusterDNS: dnsIP, Containerd: o.containerd, Logf: log.Printf,
 	})
 	if err != nil {
 		return err
