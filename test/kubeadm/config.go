@@ -1,6 +1,10 @@
 package kubeadm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kcm-dev/kcm/test/node"
+)
 
 // initConfig is the kubeadm configuration of `kubeadm init`, the way kind
 // writes one: the node's name and address, the pod and Service subnets,
@@ -60,7 +64,7 @@ apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
 failCgroupV1: false
----
+` + node.NodeDiskGuard + `---
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 conntrack:

@@ -163,8 +163,8 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 
 // kubeletConfig is the KubeletConfiguration: kubeadm's choices
 // (webhook authentication and authorization, the cluster CA, rotation),
-// the cgroupfs driver on cgroup v1, and every path under the node's
-// directory.
+// the cgroupfs driver on cgroup v1, every path under the node's directory,
+// and NodeDiskGuard.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 authentication:
@@ -188,6 +188,21 @@ podLogsDir: %[6]s
 healthzBindAddress: 127.0.0.1
 readOnlyPort: 0
 staticPodPath: ""
+` + NodeDiskGuard
+
+// NodeDiskGuard is KubeletConfiguration that keeps a test node's images and
+// pods when the disk it shares with the rest of the machine fills (build
+// caches, other runs): images are imported offline and cannot be pulled
+// again, so image garbage collection at the default 85% (seen at 85% of
+// this machine's disk during a conformance run) would leave every later pod
+// without its sandbox image, and eviction at 15% free would kill the
+// specs' pods. Collection never starts, and only a nearly full disk (1 GiB left) evicts.
+const NodeDiskGuard = `imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  imagefs.available: "1Gi"
+  nodefs.available: "1Gi"
+  memory.available: "100Mi"
 `
 
 // resolvConf is what pods with dnsPolicy Default (CoreDNS) get: no server
