@@ -110,7 +110,10 @@ func mostRecent(cj *batchv1.CronJob, now time.Time, sched cron.Schedule, withDea
 	count := int64(now.Sub(first).Seconds())/interval + 1
 	var latest time.Time
 	from := first.Add(time.Duration((count-2)*interval) * time.Second)
-	for t := sched.Next(from); !t.After(now); t = sched.Next(t) {
+	// Next returns the zero time when the schedule has no time in the five
+	// years after t (leap days around 2100): that ends the walk, else it
+	// would restart from year 1, forever.
+	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
 		latest = t
 	}
 
@@ -118,7 +121,9 @@ func mostRecent(cj *batchv1.CronJob, now time.Time, sched cron.Schedule, withDea
 	if count > tooManyMissed {
 		m = missedMany
 	}
-	if latest.IsZero() {
+	// After a first time of zero the walk may find only times before
+	// earliest.
+	if !latest.After(earliest) {
 		return earliest, nil, m, nil
 	}
 	return earliest, &latest, m, nil
