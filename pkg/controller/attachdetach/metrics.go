@@ -3,10 +3,13 @@ package attachdetach
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 )
 
 // The controller's metrics, with upstream's names, help strings, labels and
@@ -20,6 +23,10 @@ import (
 //     volumes to attach (state desired_state_of_world: per managed node and
 //     volume) and the attached or uncertain ones (actual_state_of_world),
 //     from a snapshot each node's sync leaves;
+//   - storage_operation_duration_seconds{volume_plugin, operation_name,
+//     status, migrated} for volume_attach and volume_detach, from the start
+//     of the operation to the volume attached or detached (or the failure),
+//     shared with the persistentvolume-binder (internal/controller/storageutil);
 //   - attach_detach_controller_attachdetach_controller_forced_detaches{reason}:
 //     detaches started without the safe-to-detach check, for "timeout" (the
 //     unmount wait expired) or "out-of-service" (the node's taint).
@@ -31,6 +38,10 @@ import (
 const (
 	forceDetachReasonTimeout      = "timeout"
 	forceDetachReasonOutOfService = "out-of-service"
+
+	// operation_name values of storage_operation_duration_seconds.
+	opNameAttach = "volume_attach"
+	opNameDetach = "volume_detach"
 
 	stateDesired = "desired_state_of_world"
 	stateActual  = "actual_state_of_world"
@@ -67,7 +78,14 @@ func registerControllerMetrics(c *Controller) {
 	registerMetrics.Do(func() {
 		legacyregistry.CustomMustRegister(stateCollector)
 		legacyregistry.MustRegister(forcedDetaches)
+		storageutil.RegisterOperationMetrics()
 	})
+}
+
+// observe records an attach or detach of a that started at start and
+// ended now (upstream's OperationCompleteHook).
+func (s *nodeSync) observe(a *attachment, op string, start time.Time, err error) {
+	storageutil.ObserveOperation(csiPluginName+":"+a.driver, op, start, s.now, err)
 }
 
 // volumesCollector exposes the two gauges.

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 )
 
 func TestVolumesCollector(t *testing.T) {
@@ -71,8 +73,12 @@ attachdetach_controller_total_volumes{plugin_name="kubernetes.io/csi:hostpath.cs
 		t.Fatalf("attaching:\n%s\nwant:\n%s", got, desired+inUse)
 	}
 
+	attaches, detaches := operations(t, opNameAttach), operations(t, opNameDetach)
 	f.markAttached("node-a")
 	f.sync("node-a")
+	if n := operations(t, opNameAttach) - attaches; n != 1 {
+		t.Fatalf("volume_attach observed %d times, want 1", n)
+	}
 	both := `# HELP attachdetach_controller_total_volumes [ALPHA] Number of volumes in A/D Controller
 # TYPE attachdetach_controller_total_volumes gauge
 attachdetach_controller_total_volumes{plugin_name="kubernetes.io/csi:hostpath.csi.example.com",state="actual_state_of_world"} 1
@@ -98,8 +104,14 @@ attachdetach_controller_total_volumes{plugin_name="kubernetes.io/csi:hostpath.cs
 	if got := scrape(t, f.c); got != actual {
 		t.Fatalf("detaching:\n%s\nwant:\n%s", got, actual)
 	}
+	if n := operations(t, opNameDetach) - detaches; n != 0 {
+		t.Fatalf("volume_detach observed %d times before the detach ended", n)
+	}
 	f.uncache(&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachmentName(handle, driver, "node-a")}})
 	f.sync("node-a")
+	if n := operations(t, opNameDetach) - detaches; n != 1 {
+		t.Fatalf("volume_detach observed %d times, want 1", n)
+	}
 	if got := scrape(t, f.c); got != "" {
 		t.Fatalf("detached:\n%s\nwant nothing", got)
 	}
@@ -148,4 +160,15 @@ func forcedDetachCount(t *testing.T, reason string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// operations counts the successful observations of op for the test's driver
+// in storage_operation_duration_seconds.
+func operations(t *testing.T, op string) uint64 {
+	t.Helper()
+	n, err := testutil.GetHistogramMetricCount(storageutil.OperationSeconds.WithLabelValues(csiPluginName+":"+driver, op, storageutil.StatusSuccess, "false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -105,19 +105,23 @@ func (s *nodeSync) finishDetach(ctx context.Context, vn v1.UniqueVolumeName, a *
 	switch {
 	case apierrors.IsNotFound(err):
 		logger.Info("DetachVolume.Detach succeeded", "volume", vn, "node", klog.KRef("", s.name))
+		s.observe(a, opNameDetach, a.opStarted, nil)
 		s.forget(vn)
 		return true
 	case err != nil:
 		logger.Info("DetachVolume.Detach failed", "volume", vn, "node", klog.KRef("", s.name), "err", err)
+		s.observe(a, opNameDetach, a.opStarted, err)
 		a.failed(s.now)
 		s.after(a.backoff)
 	case va.Status.DetachError != nil:
 		logger.Info("DetachVolume.Detach failed", "volume", vn, "node", klog.KRef("", s.name), "err", va.Status.DetachError.Message)
+		s.observe(a, opNameDetach, a.opStarted, errors.New(va.Status.DetachError.Message))
 		a.failed(s.now)
 		s.after(a.backoff)
 	case s.now.Sub(a.opStarted) >= opTimeout:
 		logger.Info("DetachVolume.Detach failed", "volume", vn, "node", klog.KRef("", s.name),
 			"err", fmt.Sprintf("timed out waiting for external-attacher of unknown CSI driver to detach volume %s", a.handle))
+		s.observe(a, opNameDetach, a.opStarted, errors.New("timed out"))
 		a.failed(s.now)
 		s.after(a.backoff)
 	default:
@@ -185,6 +189,7 @@ func (s *nodeSync) detach(ctx context.Context, vn v1.UniqueVolumeName, a *attach
 	if !forceOnTimeout && !outOfService {
 		if err := s.verifySafeToDetach(ctx, vn); err != nil {
 			logger.Info("DetachVolume failed", "volume", vn, "node", klog.KRef("", s.name), "err", err)
+			s.observe(a, opNameDetach, s.now, err)
 			a.failed(s.now)
 			s.after(a.backoff)
 			return nil
@@ -202,9 +207,11 @@ func (s *nodeSync) detach(ctx context.Context, vn v1.UniqueVolumeName, a *attach
 	switch {
 	case apierrors.IsNotFound(err):
 		logger.Info("DetachVolume.Detach succeeded", "volume", vn, "node", klog.KRef("", s.name))
+		s.observe(a, opNameDetach, s.now, nil)
 		s.forget(vn)
 	case err != nil:
 		logger.Info("DetachVolume.Detach failed", "volume", vn, "node", klog.KRef("", s.name), "err", err)
+		s.observe(a, opNameDetach, s.now, err)
 		a.failed(s.now)
 		s.after(a.backoff)
 	default:
@@ -329,6 +336,9 @@ func (s *nodeSync) startAttach(ctx context.Context, a *attachment, w *wanted) er
 // attached completes an attach: the volume is reported in the node's status
 // and every pod it was attached for gets upstream's Event.
 func (s *nodeSync) attached(ctx context.Context, vn v1.UniqueVolumeName, a *attachment) {
+	if a.op == opAttach {
+		s.observe(a, opNameAttach, a.opStarted, nil)
+	}
 	if !a.inASW {
 		a.mountedUntilRV = s.ns.nodeRV
 	}
@@ -349,6 +359,9 @@ func (s *nodeSync) attachFailed(ctx context.Context, vn v1.UniqueVolumeName, a *
 		a.mountedUntilRV = s.ns.nodeRV
 	}
 	pods := a.opPods
+	if a.op == opAttach {
+		s.observe(a, opNameAttach, a.opStarted, err)
+	}
 	a.failed(s.now)
 	s.after(a.backoff)
 	msg := fmt.Sprintf("AttachVolume.Attach failed for volume %q : %v", a.specName, err)

@@ -1,7 +1,6 @@
 package persistentvolume
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
+
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 	"k8s.io/utils/ptr"
 )
 
@@ -48,8 +49,8 @@ const (
 	opNameVolumeProvision = "volume_provision"
 	opNameVolumeDelete    = "volume_delete"
 
-	statusSuccess     = "success"
-	statusFailUnknown = "fail-unknown"
+	statusSuccess     = storageutil.StatusSuccess
+	statusFailUnknown = storageutil.StatusFailUnknown
 )
 
 // volumeOperationBuckets are upstream's buckets of both duration histograms.
@@ -99,12 +100,6 @@ var (
 		Buckets:        volumeOperationBuckets,
 		StabilityLevel: metrics.BETA,
 	}, []string{"plugin_name", "operation_name"})
-	storageOperationSeconds = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Name:           "storage_operation_duration_seconds",
-		Help:           "Storage operation duration",
-		Buckets:        volumeOperationBuckets,
-		StabilityLevel: metrics.BETA,
-	}, []string{"volume_plugin", "operation_name", "status", "migrated"})
 )
 
 var (
@@ -122,7 +117,8 @@ func registerBinderMetrics(c *Controller) {
 		legacyregistry.CustomMustRegister(countCollector)
 		legacyregistry.MustRegister(volumeOperationErrors, volumeOperationErrorsDeprecated,
 			retroactiveStorageClass, retroactiveStorageClassErrors,
-			volumeOperationSeconds, storageOperationSeconds)
+			volumeOperationSeconds)
+		storageutil.RegisterOperationMetrics()
 	})
 }
 
@@ -238,11 +234,7 @@ func recordOperationError(plugin, op string) {
 // observeStorageOperation records one call of an in-tree plugin's
 // provisioner or deleter (upstream's OperationCompleteHook).
 func observeStorageOperation(plugin, op string, start time.Time, err error) {
-	status := statusSuccess
-	if err != nil {
-		status = statusFailUnknown
-	}
-	storageOperationSeconds.WithLabelValues(plugin, op, status, strconv.FormatBool(false)).Observe(time.Since(start).Seconds())
+	storageutil.ObserveOperation(plugin, op, start, time.Now(), err)
 }
 
 // operationTimes remembers when a provisioning (keyed by claim key) or a

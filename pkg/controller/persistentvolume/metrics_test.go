@@ -16,6 +16,8 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
+
+	"github.com/kcm-dev/kcm/internal/controller/storageutil"
 	"k8s.io/utils/ptr"
 )
 
@@ -279,7 +281,7 @@ func TestDeletionMetrics(t *testing.T) {
 	released := func(opts ...pvOpt) *v1.PersistentVolume {
 		return newPV("v", "1Gi", append([]pvOpt{withPhase(v1.VolumeBound), withClaimRef("gone", "uid-gone"), withPolicy(v1.PersistentVolumeReclaimDelete)}, opts...)...)
 	}
-	failed := storageOperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeDelete, statusFailUnknown, "false")
+	failed := storageutil.OperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeDelete, statusFailUnknown, "false")
 	before, errsBefore := observations(t, failed), errorCounts(t, hostPathPluginName, opNameDelete)
 	f := newFixture(t, Config{}, released(withSource(v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/data"}})))
 	if err := f.syncVolume("v"); err != nil {
@@ -328,8 +330,8 @@ func TestHostPathMetrics(t *testing.T) {
 	if !hostPathDeletable.MatchString(dir) {
 		t.Skipf("temporary directory %s is not under /tmp", dir)
 	}
-	provisioned := storageOperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeProvision, statusSuccess, "false")
-	deleted := storageOperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeDelete, statusSuccess, "false")
+	provisioned := storageutil.OperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeProvision, statusSuccess, "false")
+	deleted := storageutil.OperationSeconds.WithLabelValues(hostPathPluginName, opNameVolumeDelete, statusSuccess, "false")
 	endToEndProvision := volumeOperationSeconds.WithLabelValues(hostPathPluginName, opNameProvision)
 	endToEndDelete := volumeOperationSeconds.WithLabelValues(hostPathPluginName, opNameDelete)
 	counts := func() [4]uint64 {
