@@ -29,6 +29,7 @@ func FuzzDeepHashString(f *testing.F) {
 			p.AppProtocol = &name
 		}
 		ports := []discovery.EndpointPort{p, {Port: &port}}
+		//lint:ignore SA1019 the endpoints controller still hashes the deprecated v1 Endpoints subsets
 		subset := v1.EndpointSubset{Ports: []v1.EndpointPort{{Name: name, Port: port, Protocol: proto}}}
 
 		for _, obj := range []any{p, ports, subset} {
