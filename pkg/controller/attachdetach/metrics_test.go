@@ -1,16 +1,15 @@
 package attachdetach
 
 import (
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/kcm-dev/kcm/internal/controller/storageutil"
+	kcmtestutil "github.com/kcm-dev/kcm/internal/testutil"
 )
 
 func TestVolumesCollector(t *testing.T) {
@@ -138,19 +137,7 @@ func scrape(t *testing.T, c *Controller) string {
 	t.Helper()
 	collector := &volumesCollector{}
 	collector.c.Store(c)
-	r := metrics.NewKubeRegistry()
-	r.CustomMustRegister(collector)
-	families, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, f := range families {
-		if _, err := testutil.MetricFamilyToText(&b, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.String()
+	return kcmtestutil.CollectorText(t, collector)
 }
 
 func forcedDetachCount(t *testing.T, reason string) float64 {

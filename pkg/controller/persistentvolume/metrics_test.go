@@ -18,6 +18,7 @@ import (
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/kcm-dev/kcm/internal/controller/storageutil"
+	kcmtestutil "github.com/kcm-dev/kcm/internal/testutil"
 	"k8s.io/utils/ptr"
 )
 
@@ -87,27 +88,12 @@ pv_collector_total_pv_count{plugin_name="kubernetes.io/nfs",volume_mode="Filesys
 	}
 }
 
-// scrape returns the text that a registry holding only a collector of c
-// exposes: families by name, series by labels. (testutil's
-// CustomCollectAndCompare cannot be used: its linter rejects upstream's
-// "_count" gauge names.)
+// scrape returns what a registry holding only a collector of c exposes.
 func scrape(t *testing.T, c *Controller) string {
 	t.Helper()
 	collector := &pvCountCollector{}
 	collector.c.Store(c)
-	r := metrics.NewKubeRegistry()
-	r.CustomMustRegister(collector)
-	families, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, f := range families {
-		if _, err := testutil.MetricFamilyToText(&b, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.String()
+	return kcmtestutil.CollectorText(t, collector)
 }
 
 func TestVolumePluginName(t *testing.T) {
