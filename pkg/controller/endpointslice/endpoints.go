@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcm-dev/kcm/internal/controller/endpointutil"
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 )
 
 // podToEndpoint is the endpoint of pod in a slice of addressType. Ready is
@@ -139,7 +139,7 @@ func newSlice(logger klog.Logger, svc *v1.Service, ports []discovery.EndpointPor
 	ref := metav1.NewControllerRef(svc, v1.SchemeGroupVersion.WithKind("Service"))
 	s := &discovery.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    slicePrefix(svc.Name),
+			GenerateName:    podcontrol.GenerateNamePrefix(svc.Name),
 			Namespace:       svc.Namespace,
 			OwnerReferences: []metav1.OwnerReference{*ref},
 		},
@@ -149,16 +149,6 @@ func newSlice(logger klog.Logger, svc *v1.Service, ports []discovery.EndpointPor
 	}
 	s.Labels, _ = sliceLabels(logger, s, svc, manager)
 	return s
-}
-
-// slicePrefix is "<service>-", or the bare name where the dash would make
-// an invalid prefix.
-func slicePrefix(serviceName string) string {
-	prefix := serviceName + "-"
-	if len(apimachineryvalidation.NameIsDNSSubdomain(prefix, true)) != 0 {
-		return serviceName
-	}
-	return prefix
 }
 
 // reservedLabels are the slice labels the controller owns; a Service's own

@@ -5,8 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 )
 
 var endpointsKind = v1.SchemeGroupVersion.WithKind("Endpoints")
@@ -34,7 +35,7 @@ func newSlice(ep *v1.Endpoints, ports []discovery.EndpointPort, addrType discove
 		Endpoints:   []discovery.Endpoint{},
 	}
 	if name == "" {
-		s.GenerateName = namePrefix(ep.Name)
+		s.GenerateName = podcontrol.GenerateNamePrefix(ep.Name)
 	} else {
 		s.Name = name
 	}
@@ -58,14 +59,4 @@ func wantedAnnotations(ep *v1.Endpoints) map[string]string {
 		delete(annotations, k)
 	}
 	return annotations
-}
-
-// namePrefix is "<name>-" unless that is no valid name prefix (too long),
-// then the name itself.
-func namePrefix(name string) string {
-	prefix := name + "-"
-	if len(apivalidation.NameIsDNSSubdomain(prefix, true)) != 0 {
-		return name
-	}
-	return prefix
 }

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcm-dev/kcm/internal/controller/podcontrol"
 )
 
 func TestSyncCreatesThenLeavesAlone(t *testing.T) {
@@ -359,7 +361,7 @@ func TestSyncTerminatingEndpointsCreatesNothing(t *testing.T) {
 }
 
 func TestNamePrefix(t *testing.T) {
-	if got := namePrefix("svc"); got != "svc-" {
-		t.Errorf("namePrefix(svc) = %q", got)
+	if got := podcontrol.GenerateNamePrefix("svc"); got != "svc-" {
+		t.Errorf("podcontrol.GenerateNamePrefix(svc) = %q", got)
 	}
 }
