@@ -17,6 +17,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kcm-dev/kcm/internal/controller"
@@ -233,4 +235,46 @@ func TestUpdatesThatNeedNoWorkAreNotQueued(t *testing.T) {
 	if tc.queue.Len() != 2 {
 		t.Errorf("queue holds %d keys, want 2", tc.queue.Len())
 	}
+}
+
+// TestSyncBeforeTheCacheCatchesUpReleasesNothing: a Node synced again before
+// the informer shows the CIDRs just patched keeps its block; nothing is
+// allocated a second time, so nothing is released (upstream allocates a
+// second block there and releases it, which counts a release on an idle
+// cluster; the parity allowlist's cidrReleaseRace). A deleted Node's block
+// is released and counted, as upstream's.
+func TestSyncBeforeTheCacheCatchesUpReleasesNothing(t *testing.T) {
+	const cluster = "10.55.0.0/16" // a label of this test's own
+	tc := newTestController(t, cluster, node("n"))
+	allocs := cidrSetAllocations.WithLabelValues(cluster)
+	releases := cidrSetReleases.WithLabelValues(cluster)
+	for range 3 {
+		if err := tc.sync(t, "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counterValue(t, allocs); got != 1 {
+		t.Errorf("%v allocations, want 1", got)
+	}
+	if got := counterValue(t, releases); got != 0 {
+		t.Errorf("%v releases before the Node is deleted, want 0", got)
+	}
+	if err := tc.indexer.Delete(node("n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.sync(t, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := counterValue(t, releases); got != 1 {
+		t.Errorf("%v releases after the Node is deleted, want 1", got)
+	}
+}
+
+func counterValue(t *testing.T, c metrics.CounterMetric) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
