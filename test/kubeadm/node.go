@@ -276,7 +276,7 @@ func (n *Node) start(name string, args ...string) (*node.Proc, error) {
 func (n *Node) StartContainerd(ctx context.Context, imageArchives []string) error {
 	cfg := fmt.Sprintf(node.ContainerdConfig, "/var/lib/containerd", "/run/containerd", "/run/containerd/containerd.sock",
 		"/run/containerd/containerd.sock.ttrpc", "/var/lib/containerd/opt", node.PauseImage, "/run/containerd/runc",
-		node.CNIBinDir, "/etc/cni/net.d")
+		node.CNIBinDir, "/etc/cni/net.d", "")
 	cfgPath := filepath.Join(n.Dir, "containerd.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err

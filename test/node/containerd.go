@@ -15,7 +15,11 @@ import (
 // the node's directory, the CRI with the cgroupfs driver and
 // restrict_oom_score_adj (root here lacks CAP_SYS_RESOURCE, so it may not
 // lower a process's oom_score_adj), the node's CNI configuration, and our
-// pause image as the sandbox image.
+// pause image as the sandbox image. A containerd given by path runs the
+// runc shim built beside it (runtime_path): containerd looks for the shim on
+// PATH first, where the host's may be older and speak another start
+// protocol (containerd 2 starting Debian's 1.6 shim fails every sandbox
+// with "type with url <sandbox id>: not found").
 const ContainerdConfig = `version = 2
 root = %[1]q
 state = %[2]q
@@ -42,7 +46,7 @@ oom_score = 0
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
+      runtime_type = "io.containerd.runc.v2"%[10]s
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = %[7]q
@@ -56,6 +60,23 @@ func (n *Node) containerdSocket() string {
 	return filepath.Join(n.Dir, "containerd", "containerd.sock")
 }
 
+// shimRuntimePath is the config line naming the runc shim beside a
+// containerd given by path, or nothing.
+func (n *Node) shimRuntimePath() string {
+	if n.Containerd == "" {
+		return ""
+	}
+	shim := filepath.Join(filepath.Dir(n.Containerd), "containerd-shim-runc-v2")
+	if _, err := os.Stat(shim); err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(shim)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\n      runtime_path = %q", abs)
+}
+
 func (n *Node) startContainerd(ctx context.Context) error {
 	d := filepath.Join(n.Dir, "containerd")
 	for _, sub := range []string{"root", "state", "opt", "runc"} {
@@ -65,7 +86,7 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	}
 	cfg := fmt.Sprintf(ContainerdConfig, filepath.Join(d, "root"), filepath.Join(d, "state"), n.containerdSocket(),
 		n.containerdSocket()+".ttrpc", filepath.Join(d, "opt"), PauseImage, filepath.Join(d, "runc"),
-		CNIBinDir, n.cniConfDir())
+		CNIBinDir, n.cniConfDir(), n.shimRuntimePath())
 	cfgPath := filepath.Join(d, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return err

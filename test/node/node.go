@@ -35,8 +35,8 @@ type Config struct {
 	// ClusterDNS and ClusterDomain go to the kubelet's configuration.
 	ClusterDNS, ClusterDomain string
 	// Containerd is the containerd binary; empty means Debian's in PATH
-	// (1.6, which has no CDI). Its runc shim is looked up in PATH, then
-	// beside it.
+	// (1.6, which has no CDI). It runs the runc shim built beside it
+	// (PATH may hold an older one).
 	Containerd string
 	Logf       func(string, ...any)
 }
