@@ -33,6 +33,7 @@ func newConfig(o *options.Options) (*cmapp.Config, error) {
 	}
 	c.ControllerShutdownTimeout = o.ControllerShutdownTimeout
 	c.UpstreamWriteTiming = o.UpstreamWriteTiming
+	c.WarmStandby = o.WarmStandby
 	shared := c.Component.KubeCloudShared
 	if c.Cloud, err = cloudcontrollers.Init(shared.CloudProviderName, shared.CloudConfigFile); err != nil {
 		return nil, err

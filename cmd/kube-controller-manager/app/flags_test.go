@@ -26,7 +26,7 @@ func newOptionsForTest(t *testing.T) *options.Options {
 	return o
 }
 
-// TestUpstreamWriteTimingFlagIsHidden: kcm's one flag of its own parses
+// TestUpstreamWriteTimingFlagIsHidden: a kcm flag of its own parses
 // but stays out of --help, beside upstream's flags.
 func TestUpstreamWriteTimingFlagIsHidden(t *testing.T) {
 	o := newOptionsForTest(t)
@@ -40,5 +40,25 @@ func TestUpstreamWriteTimingFlagIsHidden(t *testing.T) {
 	}
 	if f := misc.Lookup("kcm-upstream-write-timing"); f == nil || !f.Hidden {
 		t.Error("--kcm-upstream-write-timing is not a hidden flag")
+	}
+}
+
+// TestWarmStandbyFlag: the warm standby is on by default and
+// --kcm-warm-standby=false, hidden from --help, turns it off.
+func TestWarmStandbyFlag(t *testing.T) {
+	o := newOptionsForTest(t)
+	if !o.WarmStandby {
+		t.Error("the warm standby is off by default")
+	}
+	fss := o.Flags()
+	misc := fss.FlagSet("misc")
+	if err := misc.Parse([]string{"--kcm-warm-standby=false"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.WarmStandby {
+		t.Error("--kcm-warm-standby=false did not turn it off")
+	}
+	if f := misc.Lookup("kcm-warm-standby"); f == nil || !f.Hidden {
+		t.Error("--kcm-warm-standby is not a hidden flag")
 	}
 }

@@ -53,6 +53,10 @@ type Config struct {
 	// UpstreamWriteTiming is ControllerContext's (kcm's hidden
 	// --kcm-upstream-write-timing).
 	UpstreamWriteTiming bool
+	// WarmStandby builds the controllers and syncs their informers before
+	// this instance leads, so it starts with warm caches once it takes
+	// the Lease (kcm's hidden --kcm-warm-standby, on by default; see Run).
+	WarmStandby bool
 }
 
 // ServingOptions are the HTTPS endpoint's flags, the same in both

@@ -56,11 +56,15 @@ func Run(ctx context.Context, c *Config, registry controllermanager.Registry) er
 	}
 
 	controllerClients, rootClients := clientBuilders(c)
-	run := func(ctx context.Context) error {
-		return runControllers(ctx, c, registry, controllerClients, rootClients, health, debugMux)
+	prepare := func(ctx context.Context) (*leadTerm, error) {
+		return prepareTerm(ctx, c, registry, controllerClients, rootClients, health, debugMux)
 	}
 	if !c.Component.Generic.LeaderElection.LeaderElect {
-		return run(ctx)
+		t, err := prepare(ctx)
+		if err != nil {
+			return err
+		}
+		return t.run(ctx, c)
 	}
 	if c.Component.Generic.LeaderMigrationEnabled {
 		return errors.New("--enable-leader-migration: leader migration (for moving cloud controllers out of kube-controller-manager) is not supported by kcm")
@@ -70,21 +74,54 @@ func Run(ctx context.Context, c *Config, registry controllermanager.Registry) er
 		return err
 	}
 	id := host + "_" + string(uuid.NewUUID())
+
+	// A warm standby builds the controllers and starts their informers
+	// before it campaigns, so that once it leads its controllers find
+	// their caches synced (upstream's builds everything after taking the
+	// Lease and then lists every resource at once; kube-scheduler's standby
+	// is warm). Building a controller makes no write (TestWarmStandby...
+	// in test/integration/kcm holds a standby to that), except that with
+	// --use-service-account-credentials each controller's ServiceAccount is
+	// looked up and created if missing, as the leader does. A cloud
+	// provider's Initialize may act on the cluster, so with one the
+	// standby stays cold, as upstream's.
+	run := func(ctx context.Context) error {
+		t, err := prepare(ctx)
+		if err != nil {
+			return err
+		}
+		return t.run(ctx, c)
+	}
+	if c.WarmStandby && c.Cloud == nil {
+		logger.Info("Warm standby: building the controllers and syncing their informers before leading")
+		t, err := prepare(ctx)
+		if err != nil {
+			return err
+		}
+		run = func(runCtx context.Context) error { return t.run(runCtx, c) }
+	}
 	return leaderElectAndRun(ctx, c, id, recorder, electionChecker, health, run)
 }
 
-// runControllers runs one leadership term: it builds the controller
-// context and the enabled controllers, starts the informers, and runs the
-// controllers until ctx is cancelled and they stopped.
-func runControllers(ctx context.Context, c *Config, registry controllermanager.Registry,
+// leadTerm is what one leadership term runs: the controller context, its
+// informers started, and the enabled controllers built.
+type leadTerm struct {
+	cc          *controllermanager.ControllerContext
+	controllers []controllermanager.Controller
+}
+
+// prepareTerm builds the controller context and the enabled controllers,
+// then starts the informers (until ctx ends) without waiting for them to
+// sync.
+func prepareTerm(ctx context.Context, c *Config, registry controllermanager.Registry,
 	controllerClients, rootClients clientbuilder.ControllerClientBuilder,
-	health *controllermanager.HealthHandler, debugMux *mux.PathRecorderMux) error {
+	health *controllermanager.HealthHandler, debugMux *mux.PathRecorderMux) (*leadTerm, error) {
 	cc, err := newControllerContext(ctx, c, controllerClients, rootClients)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cloudcontrollers.Attach(ctx, cc, c.Cloud); err != nil {
-		return err
+		return nil, err
 	}
 	// serviceaccount-token-controller runs with the root credentials: the
 	// others' credentials come from the tokens it makes.
@@ -92,19 +129,25 @@ func runControllers(ctx context.Context, c *Config, registry controllermanager.R
 	rootCC.ClientBuilder = rootClients
 	controllers, err := controllermanager.Build(ctx, cc, &rootCC, registry, c.Component.Generic.Controllers, health, debugMux)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cc.InformerFactory.Start(ctx.Done())
-	defer cc.InformerFactory.Shutdown()
 	cc.MetadataInformerFactory.Start(ctx.Done())
-	defer cc.MetadataInformerFactory.Shutdown()
 	close(cc.InformersStarted)
+	return &leadTerm{cc: cc, controllers: controllers}, nil
+}
 
-	if len(controllers) == 0 {
+// run runs the term's controllers until ctx is cancelled and they
+// stopped, then waits for the informers to stop (they stop with the ctx
+// they were started under).
+func (t *leadTerm) run(ctx context.Context, c *Config) error {
+	defer t.cc.InformerFactory.Shutdown()
+	defer t.cc.MetadataInformerFactory.Shutdown()
+	if len(t.controllers) == 0 {
 		<-ctx.Done()
 		return nil
 	}
-	if !controllermanager.Run(ctx, controllers, c.Component.Generic.ControllerStartInterval.Duration, c.ControllerShutdownTimeout) {
+	if !controllermanager.Run(ctx, t.controllers, c.Component.Generic.ControllerStartInterval.Duration, c.ControllerShutdownTimeout) {
 		return fmt.Errorf("%w after %s", errShutdownTimeout, c.ControllerShutdownTimeout)
 	}
 	return nil

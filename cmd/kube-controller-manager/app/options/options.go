@@ -41,6 +41,8 @@ type Options struct {
 	ControllerShutdownTimeout time.Duration
 	// UpstreamWriteTiming is kcm's hidden --kcm-upstream-write-timing.
 	UpstreamWriteTiming bool
+	// WarmStandby is kcm's hidden --kcm-warm-standby.
+	WarmStandby bool
 
 	registry controllermanager.Registry
 }
@@ -57,6 +59,7 @@ func New(registry controllermanager.Registry, globals basecompatibility.Componen
 		Logs:                      logs.NewOptions(),
 		Globals:                   globals,
 		ControllerShutdownTimeout: cmapp.DefaultControllerShutdownTimeout,
+		WarmStandby:               true,
 		registry:                  registry,
 	}
 	o.Generic = cmoptions.NewGenericControllerManagerConfigurationOptions(&o.Component.Generic)
@@ -91,11 +94,16 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("generic").DurationVar(&o.ControllerShutdownTimeout, "controller-shutdown-timeout", o.ControllerShutdownTimeout, "Time to wait for the controllers to shut down before terminating the executable")
 	o.Globals.AddFlags(fss.FlagSet("generic"))
 
-	// kcm's only flag of its own, hidden from --help: a diagnostic that
-	// answers whether a difference from upstream comes from an algorithm
-	// or from kcm's write pacing (docs/ARCHITECTURE.md, "Write policies").
+	// kcm's flags of its own, hidden from --help so that it lists
+	// upstream's flags only. --kcm-upstream-write-timing is a diagnostic
+	// that answers whether a difference from upstream comes from an
+	// algorithm or from kcm's write pacing (docs/ARCHITECTURE.md, "Write
+	// policies"); --kcm-warm-standby=false makes a standby as upstream's,
+	// which starts its informers only once it leads.
 	misc.BoolVar(&o.UpstreamWriteTiming, "kcm-upstream-write-timing", false, "kcm only: write when upstream would, without kcm's status and endpoint write spacing and DaemonSet turns.")
 	_ = misc.MarkHidden("kcm-upstream-write-timing")
+	misc.BoolVar(&o.WarmStandby, "kcm-warm-standby", o.WarmStandby, "kcm only: while another instance leads, build the controllers and keep their informers synced, so that this one starts with warm caches when it takes the Lease.")
+	_ = misc.MarkHidden("kcm-warm-standby")
 	return fss
 }
 
