@@ -173,6 +173,12 @@ func DaemonSetDone(ds *appsv1.DaemonSet, gen int64, want int32) bool {
 
 func (env *Env) waitDaemonSetsDone(ctx context.Context, want int32) error {
 	sets, _, _ := env.Params.daemonSetSizes()
+	return env.waitDaemonSetsOn(ctx, sets, want)
+}
+
+// waitDaemonSetsOn waits until the bench namespace's sets DaemonSets each
+// run an available updated pod on want nodes.
+func (env *Env) waitDaemonSetsOn(ctx context.Context, sets int, want int32) error {
 	what := fmt.Sprintf("%d DaemonSets with an available updated pod on each of %d nodes", sets, want)
 	return env.waitFor(ctx, what, func() (bool, string) {
 		// 20 objects a tick; the load generator's requests are not counted.

@@ -29,6 +29,14 @@
 //   - volumes (volumes.go): "volumes" (hostPath PersistentVolumes),
 //     "bind" (claims that fit them, until all are Bound) and "reclaim"
 //     (the claims deleted, until the volumes are).
+//   - dra (dra.go): Deployments whose pods each get a claim from a
+//     template, on a driver's ResourceSlices: "create", "roll", "taint"
+//     (NoExecute DeviceTaintRules) and "delete".
+//   - scale (scale.go): sig-scalability's envelope at --scale-nodes:
+//     "join" (nodes under two DaemonSets, node-to-pods latency), "fill"
+//     (30 pods a node), "roll" (a tenth), "services", "outage" (a tenth of
+//     the nodes silent, then back), "delete-namespaces" (half the pods)
+//     and "idle".
 //
 // docs/BENCHMARKS.md, "What runs", has every phase's load and wait.
 //

@@ -95,6 +95,10 @@ type Params struct {
 	DRADeployments int `json:"draDeployments,omitempty"`
 	DRAReplicas    int `json:"draReplicas,omitempty"`
 	DRATaints      int `json:"draTaints,omitempty"`
+	// ScaleNodes, ScaleServices: the scale scenario's nodes (30 pods
+	// each) and Services (0: 500, 1000).
+	ScaleNodes    int `json:"scaleNodes,omitempty"`
+	ScaleServices int `json:"scaleServices,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).
@@ -188,6 +192,7 @@ func Scenarios() []Scenario {
 		jobsScenario(),
 		volumesScenario(),
 		draScenario(),
+		scaleScenario(),
 	}
 }
 
@@ -267,6 +272,11 @@ type Env struct {
 	// EndpointSlices and Endpoints are the bench namespace's.
 	EndpointSlices discoverylisters.EndpointSliceLister
 	Endpoints      corelisters.EndpointsLister
+
+	// stopCh ends with the load generator's informers; scale holds the
+	// scale scenario's own (setupScale).
+	stopCh <-chan struct{}
+	scale  *scaleState
 
 	mu sync.Mutex
 	// figures are the running phase's own figures (Figure).

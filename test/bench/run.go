@@ -516,15 +516,8 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: client: %w", err)
 	}
-	// Trimmed objects keep the load generator's own memory and CPU small.
-	trim := func(obj any) (any, error) {
-		if m, err := meta.Accessor(obj); err == nil {
-			m.SetManagedFields(nil)
-		}
-		return obj, nil
-	}
-	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(benchNamespace), informers.WithTransform(trim))
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim))
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(benchNamespace), informers.WithTransform(trimManagedFields))
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trimManagedFields))
 	env := &Env{
 		Cluster:      c,
 		Client:       client,
@@ -542,6 +535,7 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 		Endpoints:      nsFactory.Core().V1().Endpoints().Lister(),
 	}
 	ictx, cancel := context.WithCancel(ctx)
+	env.stopCh = ictx.Done()
 	nsFactory.Start(ictx.Done())
 	nodeFactory.Start(ictx.Done())
 	stop := func() {
@@ -564,6 +558,15 @@ func newEnv(ctx context.Context, cfg *Config, c *cluster.Cluster) (*Env, func(),
 		}
 	}
 	return env, stop, nil
+}
+
+// trimManagedFields drops managedFields from informer objects: trimmed
+// objects keep the load generator's own memory and CPU small.
+func trimManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 func hostInfo() Host {

@@ -49,7 +49,7 @@ func run() (int, error) {
 	var (
 		out          = flag.String("out", filepath.Join(root, "_output", "bench"), "output directory: results.json, results.md, runs/<qps>/<binary>/<phase set>/ (logs, audit.log, samples.json)")
 		binDir       = flag.String("bin-dir", "", "directory of the binaries (default $"+cluster.BinDirEnv+", else _output/bin)")
-		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete), endpoints (create, roll, scale, delete), jobs (indexed, small), volumes (volumes, bind, reclaim), dra (create, roll, taint, delete)")
+		phases       = flag.String("phases", bench.ScenarioDeployments+","+bench.ScenarioNodes, "phase sets to run, comma-separated: deployments (create, scale, roll, delete, idle), nodes, statefulsets (create, scale, roll, delete), daemonsets (create, add-nodes, roll, delete), endpoints (create, roll, scale, delete), jobs (indexed, small), volumes (volumes, bind, reclaim), dra (create, roll, taint, delete), scale (join, fill, roll, services, outage, delete-namespaces, idle)")
 		binaries     = flag.String("binaries", bench.Upstream+","+bench.Ours, "controller managers to measure, in order: upstream, ours")
 		qpsSettings  = flag.String("qps-settings", "default,500", "comma-separated --kube-api-qps/--kube-api-burst settings: default (no flags), N (QPS=burst=N) or N/BURST")
 		nodes        = flag.Int("nodes", 50, "kwok nodes for the deployments phases")
@@ -75,6 +75,8 @@ func run() (int, error) {
 		draDeploys   = flag.Int("dra-deployments", 100, "Deployments the dra phases create, each pod with a claim from a template")
 		draReplicas  = flag.Int("dra-replicas", 10, "replicas per Deployment of the dra phases")
 		draTaints    = flag.Int("dra-taints", 10, "allocated devices the dra taint phase taints NoExecute")
+		scaleNodes   = flag.Int("scale-nodes", 500, "kwok nodes of the scale phases (30 pods each: 2 daemon pods and 28 from Deployments of 100)")
+		scaleSvcs    = flag.Int("scale-services", 1000, "Services the scale services phase creates, each over a Deployment")
 		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
 		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
 		workers      = flag.Int("workers", 16, "load generator worker pool size")
@@ -114,6 +116,7 @@ func run() (int, error) {
 			Services: *services, ServiceReplicas: *svcReplicas, ServiceScaleTo: *svcScaleTo,
 			JobNodes: *jobNodes, JobCompletions: *jobCompl, JobParallelism: *jobPar, SmallJobs: *smallJobs, SmallJobCompletions: *smallCompl,
 			DRANodes: *draNodes, DRADeployments: *draDeploys, DRAReplicas: *draReplicas, DRATaints: *draTaints,
+			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs,
 		},
 		ExtraArgs:    kcmArgs,
 		StartTimeout: *startTimeout,
