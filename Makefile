@@ -85,7 +85,7 @@ conformance: build tools e2e-test
 e2e-node: build tools
 	hack/tools/build.sh kubectl kubelet kube-proxy agnhost coredns pause
 	$(if $(findstring --containerd,$(E2E_NODE_FLAGS)),hack/tools/build.sh containerd containerd-shim-runc-v2)
-	go build -o $(BIN)/hostpathplugin ./test/node/cmd/hostpathplugin
+	CGO_ENABLED=0 go build -o $(BIN)/hostpathplugin ./test/node/cmd/hostpathplugin
 	go build -o $(BIN)/e2e-node ./test/node/cmd/e2e-node
 	$(BIN)/e2e-node $(E2E_NODE_FLAGS)
 
@@ -98,7 +98,7 @@ e2e-node: build tools
 # Ctrl-C reaches it and its teardown runs.
 e2e-kubeadm: build tools
 	hack/tools/build.sh kubeadm kubectl kubelet kube-proxy agnhost coredns pause
-	go build -o $(BIN)/hostpathplugin ./test/node/cmd/hostpathplugin
+	CGO_ENABLED=0 go build -o $(BIN)/hostpathplugin ./test/node/cmd/hostpathplugin
 	go build -o $(BIN)/e2e-kubeadm ./test/kubeadm/cmd/e2e-kubeadm
 	$(BIN)/e2e-kubeadm $(E2E_KUBEADM_FLAGS)
 

@@ -27,3 +27,15 @@ func TestShimRuntimePath(t *testing.T) {
 		t.Errorf("host containerd: %q, want nothing", got)
 	}
 }
+
+// TestRequireStatic: the images have no C library, so a dynamically
+// linked binary is refused before it is packed (the DRA specs' exec of
+// /hostpathplugin failed that way).
+func TestRequireStatic(t *testing.T) {
+	if err := requireStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("/bin/sh: %v, want a dynamically linked error", err)
+	}
+	if err := requireStatic(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing file passed")
+	}
+}

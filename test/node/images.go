@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"debug/elf"
 	"encoding/pem"
 	"fmt"
 	"maps"
@@ -75,8 +76,8 @@ func Images(binDir string) ([]image.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(bin(HostPathPluginBinary)); err != nil {
-		return nil, fmt.Errorf("node: %w (go build -o %s ./test/node/cmd/hostpathplugin)", err, bin(HostPathPluginBinary))
+	if err := requireStatic(bin(HostPathPluginBinary)); err != nil {
+		return nil, fmt.Errorf("node: %w (CGO_ENABLED=0 go build -o %s ./test/node/cmd/hostpathplugin)", err, bin(HostPathPluginBinary))
 	}
 	// Upstream's agnhost image is Alpine with a shell and tools; busybox
 	// stands in for those, and the host's curl and nc (netcat-openbsd) for
@@ -272,4 +273,22 @@ func localhostCert() (crt, key []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// requireStatic fails unless path is a statically linked executable: the
+// images carry no C library, so a dynamically linked one (a Go program
+// built with cgo, which the net package turns on) cannot be executed in
+// them, and every exec of it fails with "no such file or directory".
+func requireStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked; the images have no C library", path)
+		}
+	}
+	return nil
 }
