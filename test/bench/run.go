@@ -419,6 +419,14 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 		sampler.SampleNow()
 		pr.End = time.Now()
 		pr.Figures = env.takeFigures()
+		if heap, herr := heapInUseMiB(ctx, c); herr == nil {
+			if pr.Figures == nil {
+				pr.Figures = map[string]float64{}
+			}
+			pr.Figures[heapInUseFigure] = heap
+		} else {
+			cfg.logf("bench: phase %s: heap in use: %v", p.Name, herr)
+		}
 		setStatus(pr, err)
 		windows = append(windows, Window{Name: p.Name, Start: pr.Start, End: pr.End})
 		cfg.logf("bench: phase %s: %s in %.1fs %s", p.Name, pr.Status, pr.End.Sub(pr.Start).Seconds(), pr.Detail)
@@ -428,6 +436,10 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 			}
 			return windows, false
 		}
+	}
+	// The heap at the end, for its largest retainers.
+	if err := saveHeapProfile(ctx, c, filepath.Join(r.WorkDir, "heap.pprof")); err != nil {
+		cfg.logf("bench: heap profile: %v", err)
 	}
 	if cfg.Drain > 0 {
 		start := time.Now()
