@@ -28,7 +28,7 @@ const heapInUseFigure = "heap in use MiB"
 // apiserver's SubjectAccessReview, as a scraper would be).
 func controllerManagerGet(ctx context.Context, c *cluster.Cluster, path string) ([]byte, error) {
 	cfg := rest.CopyConfig(c.RESTConfig)
-	cfg.Host = "https://127.0.0.1:" + strconv.Itoa(c.Ports.ControllerManager)
+	cfg.Host = "https://127.0.0.1:" + strconv.Itoa(c.ControllerManagerPort())
 	// Its serving certificate is self-signed.
 	cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.Insecure = nil, "", true
 	client, err := rest.HTTPClientFor(cfg)

@@ -76,6 +76,10 @@ func scaleScenario() Scenario {
 			{Name: "delete-namespaces", Description: fmt.Sprintf("delete %d of the %d namespaces (half the Deployment pods); wait until they are gone", scaleNamespaces/2, scaleNamespaces),
 				Requires: static(names.Namespace, names.GarbageCollector), Run: deleteScaleNamespaces},
 			{Name: "idle", Description: "nothing happens", Run: idle},
+			{Name: "failover-term", Description: "a standby controller manager (the same binary and command line) syncs, the leader gets SIGTERM, a Deployment is created; wait until its pod is available; figures: Lease taken, first write, controllers synced, new pod available",
+				Requires: static(names.Deployment, names.ReplicaSet), Run: failoverPhase(false)},
+			{Name: "failover-kill", Description: "the same with SIGKILL",
+				Requires: static(names.Deployment, names.ReplicaSet), Run: failoverPhase(true)},
 		},
 	}
 }

@@ -28,7 +28,7 @@ const (
 
 // stopOrder is the order Stop stops processes in: clients first, storage last.
 func stopOrder() []Component {
-	return []Component{CloudControllerManager, ControllerManager, Kwok, Scheduler, APIServer, Etcd}
+	return []Component{CloudControllerManager, ControllerManagerStandby, ControllerManager, Kwok, Scheduler, APIServer, Etcd}
 }
 
 // Cluster is a running local control plane. Its exported fields are set by
@@ -64,6 +64,11 @@ type Cluster struct {
 	opMu sync.Mutex // serializes Start/Stop and controller-manager operations
 	kcm  kcmState   // guarded by opMu
 	ccm  kcmState   // guarded by opMu: the cloud-controller-manager's
+	// kcmPort is the promoted standby's port (0: Ports.ControllerManager);
+	// standbyPort and standbyPrev the running standby's port and the
+	// Lease holder it must replace (standby.go). Guarded by opMu.
+	kcmPort, standbyPort int
+	standbyPrev          string
 
 	mu    sync.Mutex // guards procs
 	procs map[Component]*process
