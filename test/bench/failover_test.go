@@ -29,3 +29,26 @@ I1206 03:30:04.000000   1 other.go:1] "Something else"
 		t.Error("no line after start, yet no error")
 	}
 }
+
+// TestScaleOutageSpread: a tenth of the nodes go silent, a tenth of every
+// zone, at every size.
+func TestScaleOutageSpread(t *testing.T) {
+	for _, nodes := range []int{20, 500, 2000} {
+		down, zoneSize, zoneDown := 0, map[int]int{}, map[int]int{}
+		for i := range nodes {
+			zoneSize[scaleZone(i)]++
+			if scaleOutageNode(i) {
+				down++
+				zoneDown[scaleZone(i)]++
+			}
+		}
+		if down*10 != nodes {
+			t.Errorf("%d nodes: %d silent, want a tenth", nodes, down)
+		}
+		for z, n := range zoneSize {
+			if zoneDown[z]*10 != n {
+				t.Errorf("%d nodes: zone %d has %d of %d silent", nodes, z, zoneDown[z], n)
+			}
+		}
+	}
+}

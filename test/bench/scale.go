@@ -101,10 +101,13 @@ func scaleNodeName(i int) string   { return fmt.Sprintf("%s-%d", scaleNodePrefix
 func scaleNamespace(i int) string  { return fmt.Sprintf(scaleNamespaceFormat, i%scaleNamespaces) }
 func scaleDeployment(i int) string { return fmt.Sprintf(scaleDeploymentFormat, i) }
 
+// scaleZone is node i's zone: runs of ten nodes take turns.
+func scaleZone(i int) int { return (i / scaleOutageStride) % scaleZones }
+
 // scaleOutageNode reports whether node i is one the outage phase stops:
-// a tenth of every zone, so that no zone is disrupted beyond the normal
-// eviction rate's threshold.
-func scaleOutageNode(i int) bool { return (i/scaleZones)%scaleOutageStride == 0 }
+// the first of each run of ten, so a tenth of every zone, and no zone is
+// disrupted beyond the normal eviction rate's threshold.
+func scaleOutageNode(i int) bool { return i%scaleOutageStride == 0 }
 
 // scaleState is the scale scenario's own view of the cluster: informers over
 // every namespace (the load generator's others see only the bench one).
@@ -166,7 +169,7 @@ func joinScaleNodes(ctx context.Context, env *Env) error {
 	defer stop()
 	err = env.forEach(ctx, nodes, func(ctx context.Context, i int) error {
 		n := cluster.NewKwokNode(scaleNodeName(i))
-		n.Labels[zoneLabel] = fmt.Sprintf("zone-%d", i%scaleZones)
+		n.Labels[zoneLabel] = fmt.Sprintf("zone-%d", scaleZone(i))
 		lat.nodeCreating(n.Name)
 		if _, err := env.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
