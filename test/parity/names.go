@@ -20,6 +20,19 @@ const statefulSetPodNameLabel = "statefulset.kubernetes.io/pod-name"
 // randomSuffixLen is the length of a generateName suffix.
 const randomSuffixLen = 5
 
+// maxGeneratedBase is how much of a generateName the apiserver keeps
+// before the suffix: a generated name is at most 63 characters.
+const maxGeneratedBase = 63 - randomSuffixLen
+
+// generatedBase is the part of a generateName a generated name starts
+// with: the apiserver cuts a longer one to maxGeneratedBase characters.
+func generatedBase(prefix string) string {
+	if len(prefix) > maxGeneratedBase {
+		return prefix[:maxGeneratedBase]
+	}
+	return prefix
+}
+
 // generatedNameRE matches a name made of a prefix ending in "-" and a
 // random suffix.
 var generatedNameRE = regexp.MustCompile(`^(.+-)[` + randomAlphabet + `]{` + strconv.Itoa(randomSuffixLen) + `}$`)
@@ -64,7 +77,7 @@ func (g *genNames) fromObjects(objs []*unstructured.Unstructured) {
 		if o.GetLabels()[statefulSetPodNameLabel] == o.GetName() {
 			continue
 		}
-		p := o.GetGenerateName()
+		p := generatedBase(o.GetGenerateName())
 		if p == "" {
 			p = ownerPrefix(o)
 		}
@@ -87,19 +100,28 @@ func (g *genNames) fromObjects(objs []*unstructured.Unstructured) {
 	}
 }
 
-// ownerPrefix returns "<owner>-" when the object's name is an owner's name
-// followed by "-" and a random suffix, else "".
+// ownerPrefix returns "<owner>-" (cut as the apiserver cuts a long
+// generateName) when the object's name is that followed by a random
+// suffix, else "".
 func ownerPrefix(o *unstructured.Unstructured) string {
-	sm := generatedNameRE.FindStringSubmatch(o.GetName())
-	if sm == nil {
-		return ""
-	}
+	name := o.GetName()
 	for _, ref := range o.GetOwnerReferences() {
-		if ref.Name+"-" == sm[1] {
-			return sm[1]
+		base := generatedBase(ref.Name + "-")
+		if len(name) == len(base)+randomSuffixLen && strings.HasPrefix(name, base) && randomSuffix(name[len(base):]) {
+			return base
 		}
 	}
 	return ""
+}
+
+// randomSuffix reports whether s is made of randomAlphabet only.
+func randomSuffix(s string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune(randomAlphabet, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // fromEvents adds names that only Events mention: involved objects not in
