@@ -42,6 +42,12 @@ const (
 	scaleZones        = 10  // nodes are spread over them (eviction limits are per zone)
 	scaleRollPercent  = 10
 	scaleOutageStride = 10 // every tenth node of each zone stops heartbeating
+	// scaleNodesPerKwok is how many nodes one kwok instance manages (its
+	// README puts one at about 1,000 nodes and 100,000 pods).
+	scaleNodesPerKwok = 1000
+	// scaleOutageKwok manages the nodes the outage phase silences, so
+	// pausing it silences exactly them.
+	scaleOutageKwok = "outage"
 
 	scaleNodePrefix        = "scale-node"
 	scaleNamespaceFormat   = "scale-%02d"
@@ -109,6 +115,29 @@ func scaleZone(i int) int { return (i / scaleOutageStride) % scaleZones }
 // disrupted beyond the normal eviction rate's threshold.
 func scaleOutageNode(i int) bool { return i%scaleOutageStride == 0 }
 
+// scaleKwokPartitions is how many kwok instances manage the nodes that stay
+// up: the main one and enough others for scaleNodesPerKwok each.
+func scaleKwokPartitions(nodes int) int {
+	return max(1, (nodes+scaleNodesPerKwok-1)/scaleNodesPerKwok)
+}
+
+// scalePartition is partition k's annotation value; partition 0 is the
+// main kwok's.
+func scalePartition(k int) string {
+	if k == 0 {
+		return cluster.KwokNodeAnnotationValue
+	}
+	return fmt.Sprintf("scale-%d", k)
+}
+
+// scaleKwokFor is the kwok annotation value of node i of nodes.
+func scaleKwokFor(i, nodes int) string {
+	if scaleOutageNode(i) {
+		return scaleOutageKwok
+	}
+	return scalePartition(i % scaleKwokPartitions(nodes))
+}
+
 // scaleState is the scale scenario's own view of the cluster: informers over
 // every namespace (the load generator's others see only the bench one).
 type scaleState struct {
@@ -136,6 +165,15 @@ func setupScale(ctx context.Context, env *Env) error {
 		return true, ""
 	})
 	if err != nil {
+		return err
+	}
+	nodes, _, _ := env.Params.scaleSizes()
+	for k := 1; k < scaleKwokPartitions(nodes); k++ {
+		if err := env.Cluster.StartKwokPartition(ctx, scalePartition(k)); err != nil {
+			return err
+		}
+	}
+	if err := env.Cluster.StartKwokPartition(ctx, scaleOutageKwok); err != nil {
 		return err
 	}
 	for i := range scaleDaemonSets {
@@ -170,6 +208,7 @@ func joinScaleNodes(ctx context.Context, env *Env) error {
 	err = env.forEach(ctx, nodes, func(ctx context.Context, i int) error {
 		n := cluster.NewKwokNode(scaleNodeName(i))
 		n.Labels[zoneLabel] = fmt.Sprintf("zone-%d", scaleZone(i))
+		n.Annotations[cluster.KwokNodeAnnotation] = scaleKwokFor(i, nodes)
 		lat.nodeCreating(n.Name)
 		if _, err := env.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
@@ -301,10 +340,10 @@ func createScaleServices(ctx context.Context, env *Env) error {
 	})
 }
 
-// scaleOutage stops kwok's heartbeats for a tenth of the nodes (kwok
-// manages only annotated nodes), waits for the controllers' whole answer,
-// then gives the nodes back to kwok and waits until they are healthy
-// again and kwok has finished the pods evicted from them.
+// scaleOutage pauses the kwok that manages a tenth of the nodes (SIGSTOP:
+// a rack without power; their heartbeats stop), waits for the
+// controllers' whole answer, then resumes it and waits until the nodes are
+// healthy again and kwok has finished the pods evicted from them.
 func scaleOutage(ctx context.Context, env *Env) error {
 	nodes, deployments, _ := env.Params.scaleSizes()
 	var down []string
@@ -317,18 +356,8 @@ func scaleOutage(ctx context.Context, env *Env) error {
 	for _, n := range down {
 		isDown[n] = true
 	}
-	setKwok := func(on bool) error {
-		value := "null"
-		if on {
-			value = fmt.Sprintf("%q", cluster.KwokNodeAnnotationValue)
-		}
-		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, cluster.KwokNodeAnnotation, value)
-		return env.forEach(ctx, len(down), func(ctx context.Context, i int) error {
-			_, err := env.Client.CoreV1().Nodes().Patch(ctx, down[i], types.MergePatchType, patch, metav1.PatchOptions{})
-			return err
-		})
-	}
-	if err := setKwok(false); err != nil {
+	outage := cluster.KwokPartition(scaleOutageKwok)
+	if err := env.Cluster.PauseComponent(outage); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -357,7 +386,7 @@ func scaleOutage(ctx context.Context, env *Env) error {
 		return err
 	}
 	env.Figure("outage: pods replaced s", time.Since(start).Seconds())
-	if err := setKwok(true); err != nil {
+	if err := env.Cluster.ResumeComponent(outage); err != nil {
 		return err
 	}
 	return env.waitFor(ctx, fmt.Sprintf("%d nodes back: Ready, untainted, no pod terminating", len(down)), func() (bool, string) {

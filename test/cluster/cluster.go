@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -294,7 +296,22 @@ func (c *Cluster) Stop() error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	var errs []error
-	for _, name := range stopOrder() {
+	order := stopOrder()
+	// Components started on demand (kwok partitions) go first, resumed
+	// if paused.
+	c.mu.Lock()
+	var extra []Component
+	for name := range c.procs {
+		if !slices.Contains(order, name) {
+			extra = append(extra, name)
+		}
+	}
+	c.mu.Unlock()
+	slices.Sort(extra)
+	for _, name := range extra {
+		_ = c.proc(name).signalGroup(syscall.SIGCONT)
+	}
+	for _, name := range append(extra, order...) {
 		p := c.proc(name)
 		if p == nil {
 			continue

@@ -3,6 +3,7 @@ package cluster
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,14 @@ func TestStagesWarning(t *testing.T) {
 	}
 	if w := stagesWarning([]string{ready}); w != "" {
 		t.Errorf("warning for pod/fast's pod-ready: %s", w)
+	}
+}
+
+func TestPartitionArgs(t *testing.T) {
+	main := []string{"--kubeconfig=k", "--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeAnnotationValue, "--server-address=127.0.0.1:1", "--config=s"}
+	got := partitionArgs(main, "outage", 2)
+	want := []string{"--kubeconfig=k", "--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=outage", "--server-address=127.0.0.1:2", "--config=s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("partitionArgs = %v, want %v", got, want)
 	}
 }
