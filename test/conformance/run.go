@@ -164,6 +164,11 @@ const killGrace = 45 * time.Second
 
 // runSpec runs one spec in its own e2e.test process.
 func runSpec(ctx context.Context, e2e, kubeconfig, spec, logPath string, timeout time.Duration, extra ...string) Result {
+	// e2e.test runs in the log's directory: a relative report path would
+	// be taken from there (a relative --conformance-dir lost every report).
+	if abs, err := filepath.Abs(logPath); err == nil {
+		logPath = abs
+	}
 	r := Result{Spec: spec, Log: logPath}
 	logf, err := os.Create(logPath)
 	if err != nil {

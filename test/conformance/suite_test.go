@@ -223,3 +223,30 @@ func TestSerial(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSpecRelativeLogPath: e2e.test runs in the log's directory, so a
+// relative log path (a relative --conformance-dir) must still find the
+// report e2e.test writes.
+func TestRunSpecRelativeLogPath(t *testing.T) {
+	dir := t.TempDir()
+	spec := "[sig-x] a spec"
+	// A stand-in for e2e.test that writes a passing report where told.
+	fake := filepath.Join(dir, "e2e.test")
+	script := `#!/bin/sh
+for a in "$@"; do
+  case "$a" in --ginkgo.json-report=*) out="${a#--ginkgo.json-report=}";; esac
+done
+printf '[{"SuiteSucceeded":true,"SpecReports":[{"ContainerHierarchyTexts":["[sig-x]"],"LeafNodeType":"It","LeafNodeText":"a spec","State":"passed"}]}]' > "$out"
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "out", "specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	r := runSpec(context.Background(), fake, "kubeconfig", spec, filepath.Join("out", "specs", "0.log"), time.Minute)
+	if r.Outcome != Pass {
+		t.Errorf("outcome %v (%s), want a pass", r.Outcome, r.Reason)
+	}
+}
