@@ -5,6 +5,7 @@
 #   make test    unit and integration tests (builds the test binaries first)
 #   make verify  gofmt, go vet, staticcheck, import rules
 #   make parity  every parity scenario on upstream and on kcm, diffed
+#   make chaos   parity scenarios with faults on kcm's run (docs/CHAOS.md)
 #   make bench   the same load on upstream and on kcm, figures side by side
 #   make conformance  upstream's [Conformance] specs against kcm
 #   make e2e-kubeadm  a kind-like kubeadm cluster running kcm's image (root)
@@ -22,7 +23,7 @@ GO_TEST_FLAGS ?= -count=1
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build tools e2e-test run test unit integration verify clean features golden bench parity conformance e2e-node e2e-kubeadm
+.PHONY: all build tools e2e-test run test unit integration verify clean features golden bench parity chaos conformance e2e-node e2e-kubeadm
 
 all: build
 
@@ -65,6 +66,15 @@ verify:
 # --keep, or --self-check (upstream against itself).
 parity: build tools
 	go run ./test/parity/cmd/parity $(PARITY_FLAGS)
+
+# Parity under faults (test/chaos, docs/CHAOS.md): each scenario with a
+# fault class (throttle, churn, compaction, tcp, restart, crash) on for
+# kcm's run, diffed against upstream's calm run, with a counts table in
+# _output/chaos/results.md. Every scenario under every fault is long: pick,
+# e.g. CHAOS_FLAGS="--faults throttle,crash --control
+# --scenarios 'test/parity/scenarios/job-*.yaml'".
+chaos: build tools
+	go run ./test/chaos/cmd/chaos $(CHAOS_FLAGS)
 
 # Benchmark: upstream against ours under load, in one run (long; see
 # docs/BENCHMARKS.md, "Running it"), e.g. make bench BENCH_FLAGS='--phases nodes'.

@@ -23,6 +23,9 @@ type Result struct {
 	Status   Status
 	// Diff is the unified diff of the normalised captures (DIFF).
 	Diff string
+	// ControlDiff is upstream's run under Options.Fault against its calm
+	// run (Options.FaultBoth); it does not change Status.
+	ControlDiff string
 	// Reason explains an ERROR.
 	Reason string
 	// Missing are the required controllers kcm does not implement (SKIP).

@@ -42,6 +42,13 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// OnResult, if set, is called with each result as it is known.
 	OnResult func(Result)
+	// Fault, if set, is switched on for the second run (kcm's, or
+	// upstream's second with SelfCheck); with FaultBoth upstream also runs
+	// a third time under it, as the control, diffed against its calm run
+	// into Result.ControlDiff. The calm first run is what both are diffed
+	// against.
+	Fault     Fault
+	FaultBoth bool
 }
 
 // Run runs each scenario on upstream and on kcm (or twice on upstream with
@@ -112,16 +119,22 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 		secondCloud = UpstreamCloudBinary
 	}
 	texts := map[string]string{}
-	for _, run := range []struct {
+	type runSpec struct {
 		label, binary, cloud string
 		strict               bool // a failing step is the scenario's fault
-	}{
-		{first, opts.Upstream, UpstreamCloudBinary, true},
-		{second, secondBin, secondCloud, opts.SelfCheck},
-	} {
+		fault                Fault
+	}
+	runs := []runSpec{
+		{first, opts.Upstream, UpstreamCloudBinary, true, nil},
+		{second, secondBin, secondCloud, opts.SelfCheck, opts.Fault},
+	}
+	if opts.Fault != nil && opts.FaultBoth {
+		runs = append(runs, runSpec{labelControl, opts.Upstream, UpstreamCloudBinary, false, opts.Fault})
+	}
+	for _, run := range runs {
 		opts.Logf("%s: %s: starting", s.Name, run.label)
 		start := time.Now()
-		b := &binaryRun{s: s, binary: run.binary, cloud: run.cloud, strict: run.strict, dir: filepath.Join(res.Dir, run.label), opts: opts}
+		b := &binaryRun{s: s, binary: run.binary, cloud: run.cloud, strict: run.strict, fault: run.fault, dir: filepath.Join(res.Dir, run.label), opts: opts}
 		text, err := b.run(ctx)
 		took := time.Since(start).Round(time.Second)
 		res.Runs = append(res.Runs, RunTime{Label: run.label, Took: took})
@@ -148,6 +161,12 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 	}
 
 	res.Diff = UnifiedDiff(first, second, texts[first], texts[second])
+	if text, ok := texts[labelControl]; ok {
+		res.ControlDiff = UnifiedDiff(first, labelControl, texts[first], text)
+		if err := os.WriteFile(filepath.Join(res.Dir, "control-diff.txt"), []byte(res.ControlDiff), 0o644); err != nil {
+			opts.Logf("%s: %v", s.Name, err)
+		}
+	}
 	res.Status = StatusPass
 	if res.Diff != "" {
 		res.Status = StatusDiff
@@ -165,6 +184,7 @@ type binaryRun struct {
 	binary string
 	cloud  string // the cloud-controller-manager when the scenario has cloud
 	strict bool
+	fault  Fault // nil: a calm run
 	dir    string
 	opts   Options
 	// families are the controller manager's metric families after the
@@ -195,7 +215,7 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := cluster.Start(ctx, cluster.Options{
+	copts := cluster.Options{
 		WorkDir: b.dir,
 		BinDir:  b.opts.BinDir,
 		ControllerManager: cluster.ControllerManagerOptions{
@@ -206,7 +226,13 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 		DualStack:              b.s.DualStack,
 		ExtraAPIServerArgs:     b.s.APIServerArgs,
 		Logf:                   logf,
-	})
+	}
+	if b.fault != nil {
+		if err := b.fault.Configure(&copts); err != nil {
+			return "", fmt.Errorf("fault %s: %w", b.fault.Name(), err)
+		}
+	}
+	c, err := cluster.Start(ctx, copts)
 	if err != nil {
 		return "", err
 	}
@@ -222,6 +248,14 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 		if err := c.WaitForCloudControllerManagerLeader(ctx); err != nil {
 			return "", err
 		}
+	}
+	var fault FaultRun
+	if b.fault != nil {
+		logf("parity: fault %s: on", b.fault.Name())
+		if fault, err = b.fault.Start(ctx, c, logf); err != nil {
+			return "", fmt.Errorf("fault %s: %w", b.fault.Name(), err)
+		}
+		defer fault.Close()
 	}
 	sess, err := newSession(c, b.s, b.opts.Upstream, logf)
 	if err != nil {
@@ -241,6 +275,12 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 			return "", err
 		}
 		notes = append(notes, err.Error()+"; later steps skipped")
+	}
+	if fault != nil {
+		if err := fault.End(ctx); err != nil {
+			return "", fmt.Errorf("fault %s: end: %w", b.fault.Name(), err)
+		}
+		logf("parity: fault %s: off", b.fault.Name())
 	}
 	set := b.s.Settle
 	if set == nil {

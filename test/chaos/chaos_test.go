@@ -1,0 +1,62 @@
+package chaos
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/parity"
+)
+
+// TestFaultsQuick is the CI subset of `make chaos`: throttle (429s), churn
+// (connections cut, watches re-established) and crash (two SIGKILLs) on
+// one small multi-step scenario, each diffed against upstream's calm run.
+// It fails on a DIFF, an ERROR or a panic in kcm's log. It starts two
+// control planes per fault (about 3-4 minutes on 2 cores), so -short skips
+// it. Logs of a failure are kept and their directory logged.
+func TestFaultsQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two control planes per fault")
+	}
+	scenarios, err := parity.LoadScenarios("../parity/scenarios/deployment-scale.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.MkdirTemp("", "kcm-chaos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	failed := false
+	outcomes, err := Run(ctx, scenarios, Options{
+		Faults: []string{"throttle", "churn", "crash"},
+		Config: Config{Seed: 1, Kills: 2},
+		OutDir: out,
+		Logf:   t.Logf,
+		OnResult: func(o Outcome) {
+			switch {
+			case o.Result.Status == parity.StatusSkip:
+				t.Logf("%s: kcm does not implement %v", o.Fault, o.Result.Missing)
+			case o.Failed():
+				failed = true
+				t.Errorf("[%s] %s(panics in kcm's log: %d)", o.Fault, o.Result.Report(), o.Counts[labelKCM].Panics)
+			case o.CountErr != nil:
+				failed = true
+				t.Errorf("[%s] counts: %v", o.Fault, o.CountErr)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", Table(outcomes))
+	if failed {
+		t.Logf("captures and logs kept in %s", out)
+		return
+	}
+	if err := os.RemoveAll(out); err != nil {
+		t.Log(err)
+	}
+}

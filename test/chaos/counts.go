@@ -1,0 +1,190 @@
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kcm-dev/kcm/test/cluster"
+)
+
+// Counts are the figures of one run (one cluster) of a scenario, from its
+// work dir: the controller manager's requests as the apiserver audited
+// them (test/cluster's audit policy records every request of
+// system:kube-controller-manager and of kube-system's ServiceAccounts, and
+// only those), its log and parity's log.
+type Counts struct {
+	// Creates and Deletes count the successful (2xx) creates and deletes
+	// by resource (group/resource, core without a group), leaving out
+	// Events, Leases, subresources (serviceaccounts/token) and the review
+	// APIs, whose numbers follow timing and are no object's life.
+	Creates, Deletes map[string]int
+	// Requests is every audited request; Throttled those answered 429.
+	Requests, Throttled int
+	// During the fault (the whole run when calm): Relists are LISTs and
+	// watches asking for the initial state (sendInitialEvents, client-go's
+	// streaming list, which replaces the LIST): after the start, an
+	// informer lists only when its watch cannot resume (410 Gone). Watches
+	// are watch requests, each ended watch resumed adds one. PeakRate is
+	// the most requests received in one second, MeanRate requests per
+	// second.
+	Relists, Watches   int
+	PeakRate, MeanRate float64
+	// Panics are the lines of the controller manager's log that mention a
+	// panic.
+	Panics int
+	// Settle is how long parity's final settle took after the fault
+	// ended: the time to converge (0 if the log does not say).
+	Settle time.Duration
+	// Fault is the run's fault record, if it had one.
+	Fault *Record
+}
+
+// ignoredCreates are resources whose creates Counts leaves out.
+var ignoredCreates = map[string]bool{
+	"events": true, "events.k8s.io/events": true, "coordination.k8s.io/leases": true,
+	"authentication.k8s.io/tokenreviews": true, "authorization.k8s.io/subjectaccessreviews": true,
+}
+
+// Count reads the figures of the run whose cluster work dir is runDir.
+func Count(runDir string) (Counts, error) {
+	n := Counts{Creates: map[string]int{}, Deletes: map[string]int{}}
+	rec, ok, err := ReadRecord(runDir)
+	if err != nil {
+		return n, err
+	}
+	if ok {
+		n.Fault = &rec
+	}
+	events, err := cluster.ReadAuditEvents(filepath.Join(runDir, "audit.log"))
+	if err != nil {
+		return n, err
+	}
+	var from, to time.Time
+	if n.Fault != nil {
+		from, to = n.Fault.Start, n.Fault.End
+	} else if len(events) > 0 {
+		from, to = events[0].RequestReceivedTimestamp, events[len(events)-1].RequestReceivedTimestamp
+	}
+	perSecond := map[int64]int{}
+	inWindow := 0
+	for _, e := range events {
+		n.Requests++
+		code := 0
+		if e.ResponseStatus != nil {
+			code = e.ResponseStatus.Code
+		}
+		if code == 429 {
+			n.Throttled++
+		}
+		t := e.RequestReceivedTimestamp
+		if !t.Before(from) && !t.After(to) {
+			inWindow++
+			perSecond[t.Unix()]++
+			switch {
+			case e.Verb == "list":
+				n.Relists++
+			case e.Verb == "watch":
+				n.Watches++
+				if strings.Contains(e.RequestURI, "sendInitialEvents=true") {
+					n.Relists++
+				}
+			}
+		}
+		if e.ObjectRef == nil || e.ObjectRef.Subresource != "" || code < 200 || code > 299 {
+			continue
+		}
+		res := e.ObjectRef.Resource
+		if e.ObjectRef.APIGroup != "" {
+			res = e.ObjectRef.APIGroup + "/" + res
+		}
+		switch {
+		case ignoredCreates[res]:
+		case e.Verb == "create":
+			n.Creates[res]++
+		case e.Verb == "delete":
+			n.Deletes[res]++
+		}
+	}
+	for _, c := range perSecond {
+		n.PeakRate = max(n.PeakRate, float64(c))
+	}
+	if secs := to.Sub(from).Seconds(); secs > 0 {
+		n.MeanRate = float64(inWindow) / secs
+	}
+	if n.Panics, err = countLines(filepath.Join(runDir, "logs", string(cluster.ControllerManager)+".log"), "panic"); err != nil {
+		return n, err
+	}
+	n.Settle, err = lastSettle(filepath.Join(runDir, "parity.log"))
+	return n, err
+}
+
+// countLines counts the lines of a file containing s.
+func countLines(path, s string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: %w", err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), s) {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+// lastSettle is the duration of the last "parity: settled after" line of
+// parity's log: the settle before the capture.
+func lastSettle(path string) (time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: %w", err)
+	}
+	const marker = "parity: settled after "
+	i := strings.LastIndex(string(b), marker)
+	if i < 0 {
+		return 0, nil
+	}
+	rest := string(b[i+len(marker):])
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(rest))
+	if err != nil {
+		return 0, fmt.Errorf("chaos: %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Extra are the creates of a beyond those of calm, per resource: objects
+// created more often than upstream's calm run created them (duplicates,
+// or replacements of objects lost).
+func Extra(a, calm Counts) map[string]int {
+	extra := map[string]int{}
+	for res, n := range a.Creates {
+		if d := n - calm.Creates[res]; d > 0 {
+			extra[res] = d
+		}
+	}
+	return extra
+}
+
+// short formats a per-resource map as "pods=3 apps/replicasets=1", "-" if
+// empty.
+func short(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "apps/"), m[k]))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,60 @@
+package chaos
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestCount reads a made-up run dir: creates and deletes by resource with
+// Events, Leases and subresources left out, 429s, relists inside the
+// fault's window only, panics and the last settle.
+func TestCount(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("chaos-fault.json", `{"Fault": "throttle", "Start": "2026-12-06T03:00:10Z", "End": "2026-12-06T03:00:20Z", "Figures": {"apf-rejected": 2}}`)
+	ev := func(id, verb, res, sub, group, uri string, code int, at time.Duration) string {
+		return `{"auditID":"` + id + `","stage":"ResponseComplete","verb":"` + verb + `","requestURI":"` + uri +
+			`","objectRef":{"resource":"` + res + `","subresource":"` + sub + `","apiGroup":"` + group +
+			`"},"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + start.Add(at).Format(time.RFC3339Nano) + `"}` + "\n"
+	}
+	write("audit.log", ev("1", "create", "pods", "", "", "/api/v1/namespaces/a/pods", 201, 5*time.Second)+
+		ev("2", "create", "pods", "", "", "/api/v1/namespaces/a/pods", 201, 11*time.Second)+
+		ev("3", "create", "pods", "", "", "/api/v1/namespaces/a/pods", 429, 11*time.Second)+
+		ev("4", "create", "events", "", "", "/api/v1/namespaces/a/events", 201, 12*time.Second)+
+		ev("5", "create", "serviceaccounts", "token", "", "/api/v1/x", 201, 12*time.Second)+
+		ev("6", "delete", "replicasets", "", "apps", "/apis/apps/v1/x", 200, 13*time.Second)+
+		ev("7", "watch", "pods", "", "", "/api/v1/pods?sendInitialEvents=true&watch=true", 200, 14*time.Second)+
+		ev("8", "watch", "pods", "", "", "/api/v1/pods?resourceVersion=5&watch=true", 200, 14*time.Second)+
+		ev("9", "list", "pods", "", "", "/api/v1/pods", 200, 30*time.Second))
+	write("logs/kube-controller-manager.log", "ok\npanic: boom\nfine\n")
+	write("parity.log", "parity: settled after 3s\nx\nparity: settled after 4.5s\n")
+	n, err := Count(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Creates["pods"] != 2 || len(n.Creates) != 1 || n.Deletes["apps/replicasets"] != 1 {
+		t.Errorf("creates %v deletes %v", n.Creates, n.Deletes)
+	}
+	if n.Throttled != 1 || n.Relists != 1 || n.Watches != 2 || n.Panics != 1 || n.Settle != 4500*time.Millisecond {
+		t.Errorf("got %+v", n)
+	}
+	if n.PeakRate != 2 || n.MeanRate != 0.7 {
+		t.Errorf("rates %v/%v, want 2/0.7", n.PeakRate, n.MeanRate)
+	}
+	calm := Counts{Creates: map[string]int{"pods": 1}}
+	if e := Extra(n, calm); e["pods"] != 1 || len(e) != 1 {
+		t.Errorf("extra %v", e)
+	}
+}

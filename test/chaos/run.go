@@ -1,0 +1,168 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kcm-dev/kcm/test/parity"
+)
+
+// The run labels parity gives the calm run, kcm's and the control's.
+const (
+	labelCalm    = "upstream"
+	labelKCM     = "kcm"
+	labelControl = "upstream-fault"
+)
+
+// Options configure Run.
+type Options struct {
+	// Faults are class names (Names); Config tunes them.
+	Faults []string
+	Config Config
+	// Control also runs upstream under each fault.
+	Control bool
+	// OutDir gets <fault>/<scenario>/ (parity's layout: captures, diff.txt,
+	// control-diff.txt, the runs' work dirs without etcd's data, counts.txt)
+	// and results.md.
+	OutDir string
+	// BinDir, Ours and Upstream are parity's.
+	BinDir, Ours, Upstream string
+	Logf                   func(format string, args ...any)
+	// OnResult, if set, is called with each outcome as it is known.
+	OnResult func(Outcome)
+}
+
+// Outcome is one scenario under one fault.
+type Outcome struct {
+	Fault  string
+	Result parity.Result
+	// Counts by run label: upstream (calm), kcm, upstream-fault (Control).
+	Counts map[string]Counts
+	// CountErr is why counting failed, if it did.
+	CountErr error
+}
+
+// Failed says whether kcm's run differs from upstream's calm one, the run
+// errored, or kcm's log has a panic.
+func (o Outcome) Failed() bool {
+	return o.Result.Failed() || o.Counts[labelKCM].Panics > 0
+}
+
+// Run runs every scenario under every fault, one cluster at a time, and
+// writes OutDir/results.md.
+func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Outcome, error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	var out []Outcome
+	for _, name := range opts.Faults {
+		f, err := New(name, opts.Config)
+		if err != nil {
+			return out, err
+		}
+		results := parity.Run(ctx, scenarios, parity.Options{
+			OutDir: filepath.Join(opts.OutDir, name), Keep: true,
+			BinDir: opts.BinDir, Ours: opts.Ours, Upstream: opts.Upstream,
+			Fault: f, FaultBoth: opts.Control, Logf: opts.Logf,
+		})
+		for _, r := range results {
+			o := Outcome{Fault: name, Result: r, Counts: map[string]Counts{}}
+			for _, run := range r.Runs {
+				dir := filepath.Join(r.Dir, run.Label)
+				c, err := Count(dir)
+				if err != nil {
+					o.CountErr = err
+					continue
+				}
+				o.Counts[run.Label] = c
+				// etcd's data is large and says nothing the capture does not.
+				if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
+					opts.Logf("chaos: %v", err)
+				}
+			}
+			if r.Dir != "" && len(o.Counts) > 0 {
+				if err := os.WriteFile(filepath.Join(r.Dir, "counts.txt"), []byte(Table([]Outcome{o})), 0o644); err != nil {
+					opts.Logf("chaos: %v", err)
+				}
+			}
+			if opts.OnResult != nil {
+				opts.OnResult(o)
+			}
+			out = append(out, o)
+		}
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return out, err
+	}
+	return out, os.WriteFile(filepath.Join(opts.OutDir, "results.md"), []byte(Table(out)), 0o644)
+}
+
+// Table is the results as a markdown table: a row per fault, scenario and
+// faulted run (kcm, and upstream's control), with the calm run's creates
+// for reference. extra: creates beyond upstream's calm run; 429: answers
+// the controller manager got; watches/relists and peak/mean req/s: during
+// the fault (Counts);
+// settle: the time to converge after it.
+func Table(outcomes []Outcome) string {
+	var b strings.Builder
+	b.WriteString("| fault | scenario | run | result | creates | extra | deletes | 429 | watches/relists | peak/mean req/s | panics | settle | fault figures |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, o := range outcomes {
+		calm := o.Counts[labelCalm]
+		if o.Result.Status == parity.StatusSkip || o.Result.Status == parity.StatusError {
+			reason := strings.Join(o.Result.Missing, ", ")
+			if o.Result.Status == parity.StatusError {
+				reason = strings.ReplaceAll(firstLine(o.Result.Reason), "|", "/")
+			}
+			fmt.Fprintf(&b, "| %s | %s | | %s %s | | | | | | | | | |\n", o.Fault, o.Result.Scenario.Name, o.Result.Status, reason)
+			continue
+		}
+		for _, label := range []string{labelCalm, labelKCM, labelControl} {
+			c, ok := o.Counts[label]
+			if !ok {
+				continue
+			}
+			result := ""
+			switch label {
+			case labelKCM:
+				result = string(o.Result.Status)
+			case labelControl:
+				result = "PASS"
+				if o.Result.ControlDiff != "" {
+					result = "DIFF"
+				}
+			default:
+				result = "calm"
+			}
+			extra := "-"
+			if label != labelCalm {
+				extra = short(Extra(c, calm))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d/%d | %.0f/%.1f | %d | %s | %s |\n",
+				o.Fault, o.Result.Scenario.Name, label, result, short(c.Creates), extra, short(c.Deletes),
+				c.Throttled, c.Watches, c.Relists, c.PeakRate, c.MeanRate, c.Panics, c.Settle, figures(c.Fault))
+		}
+	}
+	return b.String()
+}
+
+func figures(r *Record) string {
+	if r == nil || len(r.Figures) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(r.Figures))
+	for _, k := range sortedKeys(r.Figures) {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, r.Figures[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
