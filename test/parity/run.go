@@ -78,6 +78,11 @@ func Run(ctx context.Context, scenarios []*Scenario, opts Options) []Result {
 		return results
 	}
 	for _, s := range scenarios {
+		// Interrupted (SIGINT): the scenarios left are not run, rather
+		// than each failing at once on a cluster that cannot start.
+		if ctx.Err() != nil {
+			break
+		}
 		r := runScenario(ctx, s, opts)
 		if opts.OnResult != nil {
 			opts.OnResult(r)

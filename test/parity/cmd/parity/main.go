@@ -76,6 +76,10 @@ func run() int {
 	fmt.Printf("\ntook %s; captures and logs in %s\n", time.Since(start).Round(time.Second), *out)
 	fmt.Print(parity.Summary(results))
 	code := 0
+	if left := len(scenarios) - len(results); left > 0 {
+		fmt.Printf("interrupted: %d of %d scenarios not run\n", left, len(scenarios))
+		code = 1
+	}
 	diffs, compared := parity.MetricsReport(results, *selfCheck)
 	fmt.Printf("metric families: %d scenarios compared, %d unexplained differences\n", compared, len(diffs))
 	for _, d := range diffs {
