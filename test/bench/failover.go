@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,12 +26,21 @@ import (
 func failoverPhase(kill bool) func(ctx context.Context, env *Env) error {
 	return func(ctx context.Context, env *Env) error {
 		c := env.Cluster
+		watchesBefore, werr := apiserverWatches(ctx, c)
 		if _, err := c.StartStandbyControllerManager(ctx); err != nil {
 			return err
 		}
 		nodes, _, _ := env.Params.scaleSizes()
 		if err := sleepCtx(ctx, standbyWarmup(nodes)); err != nil {
 			return err
+		}
+		// What the standby costs: its memory, and the apiserver its
+		// watches (a cold standby has none but its Lease polls).
+		if smp, err := ReadSample("/proc", c.PID(cluster.ControllerManagerStandby), time.Now()); err == nil {
+			env.Figure("standby RSS MiB", float64(smp.RSSBytes)/(1<<20))
+		}
+		if watchesAfter, err := apiserverWatches(ctx, c); err == nil && werr == nil {
+			env.Figure("standby watches", watchesAfter-watchesBefore)
 		}
 		start := time.Now()
 		var err error
@@ -78,6 +89,36 @@ func failoverPhase(kill bool) func(ctx context.Context, env *Env) error {
 		}
 		return nil
 	}
+}
+
+// apiserverWatches is the number of watches the apiserver serves now
+// (apiserver_longrunning_requests{verb="WATCH"}, summed).
+func apiserverWatches(ctx context.Context, c *cluster.Cluster) (float64, error) {
+	body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return sumGauge(body, "apiserver_longrunning_requests", `verb="WATCH"`)
+}
+
+// sumGauge sums the series of a family whose labels contain match.
+func sumGauge(body []byte, family, match string) (float64, error) {
+	var sum float64
+	s := bufio.NewScanner(bytes.NewReader(body))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if !strings.HasPrefix(line, family+"{") || !strings.Contains(line, match) {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, s.Err()
 }
 
 // standbyWarmup is how long the standby gets to list what its informers

@@ -52,3 +52,15 @@ func TestScaleOutageSpread(t *testing.T) {
 		}
 	}
 }
+
+func TestSumGauge(t *testing.T) {
+	body := []byte(`# TYPE apiserver_longrunning_requests gauge
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} 3
+apiserver_longrunning_requests{component="apiserver",group="apps",resource="deployments",scope="cluster",subresource="",verb="WATCH",version="v1"} 2
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="namespace",subresource="exec",verb="CONNECT",version="v1"} 7
+`)
+	got, err := sumGauge(body, "apiserver_longrunning_requests", `verb="WATCH"`)
+	if err != nil || got != 5 {
+		t.Errorf("sumGauge = %v, %v; want 5", got, err)
+	}
+}
