@@ -28,3 +28,14 @@ func CollectorText(t *testing.T, collector metrics.StableCollector) string {
 	}
 	return b.String()
 }
+
+// CounterValue returns a counter's value, failing the test if it cannot
+// be read.
+func CounterValue(t *testing.T, c metrics.CounterMetric) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -17,11 +17,10 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kcm-dev/kcm/internal/controller"
+	kcmtestutil "github.com/kcm-dev/kcm/internal/testutil"
 )
 
 type testController struct {
@@ -253,10 +252,10 @@ func TestSyncBeforeTheCacheCatchesUpReleasesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := counterValue(t, allocs); got != 1 {
+	if got := kcmtestutil.CounterValue(t, allocs); got != 1 {
 		t.Errorf("%v allocations, want 1", got)
 	}
-	if got := counterValue(t, releases); got != 0 {
+	if got := kcmtestutil.CounterValue(t, releases); got != 0 {
 		t.Errorf("%v releases before the Node is deleted, want 0", got)
 	}
 	if err := tc.indexer.Delete(node("n")); err != nil {
@@ -265,16 +264,8 @@ func TestSyncBeforeTheCacheCatchesUpReleasesNothing(t *testing.T) {
 	if err := tc.sync(t, "n"); err != nil {
 		t.Fatal(err)
 	}
-	if got := counterValue(t, releases); got != 1 {
+	if got := kcmtestutil.CounterValue(t, releases); got != 1 {
 		t.Errorf("%v releases after the Node is deleted, want 1", got)
 	}
 }
 
-func counterValue(t *testing.T, c metrics.CounterMetric) float64 {
-	t.Helper()
-	v, err := testutil.GetCounterMetricValue(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}

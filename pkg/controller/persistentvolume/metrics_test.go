@@ -117,14 +117,6 @@ func TestVolumePluginName(t *testing.T) {
 // construction does it); unregistered, they are no-ops.
 func registered(t *testing.T) { newFixture(t, Config{}) }
 
-func counterValue(t *testing.T, c metrics.CounterMetric) float64 {
-	t.Helper()
-	v, err := testutil.GetCounterMetricValue(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 func observations(t *testing.T, o metrics.ObserverMetric) uint64 {
 	t.Helper()
@@ -139,8 +131,8 @@ func observations(t *testing.T, o metrics.ObserverMetric) uint64 {
 func errorCounts(t *testing.T, plugin, op string) [2]float64 {
 	t.Helper()
 	return [2]float64{
-		counterValue(t, volumeOperationErrors.WithLabelValues(plugin, op)),
-		counterValue(t, volumeOperationErrorsDeprecated.WithLabelValues(plugin, op)),
+		kcmtestutil.CounterValue(t, volumeOperationErrors.WithLabelValues(plugin, op)),
+		kcmtestutil.CounterValue(t, volumeOperationErrorsDeprecated.WithLabelValues(plugin, op)),
 	}
 }
 
@@ -158,7 +150,7 @@ func TestRetroactiveStorageClassMetrics(t *testing.T) {
 		if fail {
 			failUpdates(f, "persistentvolumeclaims")
 		}
-		total, errs := counterValue(t, retroactiveStorageClass), counterValue(t, retroactiveStorageClassErrors)
+		total, errs := kcmtestutil.CounterValue(t, retroactiveStorageClass), kcmtestutil.CounterValue(t, retroactiveStorageClassErrors)
 		if err := f.syncClaim("c1"); (err != nil) != fail {
 			t.Fatalf("fail=%v: %v", fail, err)
 		}
@@ -166,20 +158,20 @@ func TestRetroactiveStorageClassMetrics(t *testing.T) {
 		if fail {
 			wantErrs++
 		}
-		if got := counterValue(t, retroactiveStorageClass); got != total+1 {
+		if got := kcmtestutil.CounterValue(t, retroactiveStorageClass); got != total+1 {
 			t.Errorf("fail=%v: retroactive_storageclass_total %v, want %v", fail, got, total+1)
 		}
-		if got := counterValue(t, retroactiveStorageClassErrors); got != wantErrs {
+		if got := kcmtestutil.CounterValue(t, retroactiveStorageClassErrors); got != wantErrs {
 			t.Errorf("fail=%v: retroactive_storageclass_errors_total %v, want %v", fail, got, wantErrs)
 		}
 	}
 	// A claim that has a class is not counted.
 	f := newFixture(t, Config{}, newPVC("c1", "1Gi"), def)
-	total := counterValue(t, retroactiveStorageClass)
+	total := kcmtestutil.CounterValue(t, retroactiveStorageClass)
 	if err := f.syncClaim("c1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := counterValue(t, retroactiveStorageClass); got != total {
+	if got := kcmtestutil.CounterValue(t, retroactiveStorageClass); got != total {
 		t.Errorf("counted a claim with a class: %v, want %v", got, total)
 	}
 }
