@@ -268,4 +268,3 @@ func TestSyncBeforeTheCacheCatchesUpReleasesNothing(t *testing.T) {
 		t.Errorf("%v releases after the Node is deleted, want 1", got)
 	}
 }
-

@@ -117,7 +117,6 @@ func TestVolumePluginName(t *testing.T) {
 // construction does it); unregistered, they are no-ops.
 func registered(t *testing.T) { newFixture(t, Config{}) }
 
-
 func observations(t *testing.T, o metrics.ObserverMetric) uint64 {
 	t.Helper()
 	n, err := testutil.GetHistogramMetricCount(o)
