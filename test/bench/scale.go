@@ -422,12 +422,10 @@ func hasTaint(node *corev1.Node, key string, effect corev1.TaintEffect) bool {
 func deleteScaleNamespaces(ctx context.Context, env *Env) error {
 	_, deployments, _ := env.Params.scaleSizes()
 	gone := map[string]bool{}
+	var doomed []string
 	for i := range scaleNamespaces / 2 {
 		gone[scaleNamespace(i)] = true
-	}
-	var doomed []string
-	for ns := range gone {
-		doomed = append(doomed, ns)
+		doomed = append(doomed, scaleNamespace(i))
 	}
 	err := env.forEach(ctx, len(doomed), func(ctx context.Context, i int) error {
 		err := env.Client.CoreV1().Namespaces().Delete(ctx, doomed[i], metav1.DeleteOptions{})
