@@ -36,6 +36,9 @@ type Counts struct {
 	// Panics are the lines of the controller manager's log that mention a
 	// panic.
 	Panics int
+	// EventsDropped are the Events its log says the event recorder gave up
+	// on (events.go).
+	EventsDropped int
 	// Settle is how long parity's final settle took after the fault
 	// ended: the time to converge (0 if the log does not say).
 	Settle time.Duration
@@ -115,15 +118,19 @@ func Count(runDir string) (Counts, error) {
 	if secs := to.Sub(from).Seconds(); secs > 0 {
 		n.MeanRate = float64(inWindow) / secs
 	}
-	if n.Panics, err = countLines(filepath.Join(runDir, "logs", string(cluster.ControllerManager)+".log"), "panic"); err != nil {
+	log := filepath.Join(runDir, "logs", string(cluster.ControllerManager)+".log")
+	if n.Panics, err = countLines(log, "panic"); err != nil {
+		return n, err
+	}
+	if n.EventsDropped, err = countLines(log, droppedEventLines...); err != nil {
 		return n, err
 	}
 	n.Settle, err = lastSettle(filepath.Join(runDir, "parity.log"))
 	return n, err
 }
 
-// countLines counts the lines of a file containing s.
-func countLines(path, s string) (int, error) {
+// countLines counts the lines of a file containing any of subs.
+func countLines(path string, subs ...string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("chaos: %w", err)
@@ -133,8 +140,11 @@ func countLines(path, s string) (int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), s) {
-			n++
+		for _, s := range subs {
+			if strings.Contains(sc.Text(), s) {
+				n++
+				break
+			}
 		}
 	}
 	return n, sc.Err()

@@ -38,7 +38,9 @@ func TestCount(t *testing.T) {
 		ev("7", "watch", "pods", "", "", "/api/v1/pods?sendInitialEvents=true&watch=true", 200, 14*time.Second)+
 		ev("8", "watch", "pods", "", "", "/api/v1/pods?resourceVersion=5&watch=true", 200, 14*time.Second)+
 		ev("9", "list", "pods", "", "", "/api/v1/pods", 200, 30*time.Second))
-	write("logs/kube-controller-manager.log", "ok\npanic: boom\nfine\n")
+	write("logs/kube-controller-manager.log", "ok\npanic: boom\nfine\n"+
+		`E1206 event.go:365] "Server rejected event (will not retry!)" err="the server has received too many requests"`+"\n"+
+		`E1206 event.go:313] "Unable to write event (retry limit exceeded!)"`+"\n")
 	write("parity.log", "parity: settled after 3s\nx\nparity: settled after 4.5s\n")
 	n, err := Count(dir)
 	if err != nil {
@@ -47,7 +49,7 @@ func TestCount(t *testing.T) {
 	if n.Creates["pods"] != 2 || len(n.Creates) != 1 || n.Deletes["apps/replicasets"] != 1 {
 		t.Errorf("creates %v deletes %v", n.Creates, n.Deletes)
 	}
-	if n.Throttled != 1 || n.Relists != 1 || n.Watches != 2 || n.Panics != 1 || n.Settle != 4500*time.Millisecond {
+	if n.Throttled != 1 || n.Relists != 1 || n.Watches != 2 || n.Panics != 1 || n.EventsDropped != 2 || n.Settle != 4500*time.Millisecond {
 		t.Errorf("got %+v", n)
 	}
 	if n.PeakRate != 2 || n.MeanRate != 0.7 {
