@@ -101,11 +101,18 @@ steps:
 	if got := s.Steps[0].String(); got != "create CertificateSigningRequest a as system:node:n1" {
 		t.Errorf("String() = %q", got)
 	}
+	flood := "capture: [{kind: Event}]\nsteps:\n- create: {apiVersion: v1, kind: Event, metadata: {generateName: e-, namespace: n}}\n  times: 2000\n"
+	if _, err := ParseScenario([]byte(flood)); err != nil {
+		t.Errorf("a flood: %v", err)
+	}
 	for name, bad := range map[string]string{
 		"as without create": "capture: [{kind: A}]\nsteps:\n- wait: {kind: A, name: a}\n  as: {user: u}\n",
 		"as without user":   "capture: [{kind: A}]\nsteps:\n- create: {apiVersion: v1, kind: A, metadata: {name: a}}\n  as: {groups: [g]}\n",
 		"create and apply":  "capture: [{kind: A}]\nsteps:\n- create: {apiVersion: v1, kind: A, metadata: {name: a}}\n  apply: {apiVersion: v1, kind: A, metadata: {name: a}}\n",
 		"nameless object":   "capture: [{kind: A}]\nsteps:\n- create: {apiVersion: v1, kind: A}\n",
+		"times, a name":     "capture: [{kind: A}]\nsteps:\n- create: {apiVersion: v1, kind: A, metadata: {name: a}}\n  times: 3\n",
+		"times too many":    "capture: [{kind: A}]\nsteps:\n- create: {apiVersion: v1, kind: A, metadata: {generateName: a-}}\n  times: 10001\n",
+		"times, no create":  "capture: [{kind: A}]\nsteps:\n- wait: {kind: A, name: a}\n  times: 2\n",
 	} {
 		if _, err := ParseScenario([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", name)

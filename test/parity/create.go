@@ -51,14 +51,31 @@ func (r *stepRunner) create(ctx context.Context, objs Objects, as *Identity) err
 	return nil
 }
 
+// maxTimes bounds a create step's times: a flood, not a load test.
+const maxTimes = 10000
+
 // validateCreate checks a create step's objects and identity; as is
 // allowed with create only.
 func (st *Step) validateCreate() []error {
 	var errs []error
 	for i, o := range st.Create {
-		if err := validateObject(o); err != nil {
+		err := validateObject(o)
+		if st.Times > 1 {
+			md, _ := o["metadata"].(map[string]any)
+			err = nil
+			if g, _ := md["generateName"].(string); g == "" {
+				err = errors.New("metadata.generateName is required with times")
+			}
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("create[%d]: %w", i, err))
 		}
+	}
+	if st.Times < 0 || st.Times > maxTimes {
+		errs = append(errs, fmt.Errorf("times: %d is not in [0, %d]", st.Times, maxTimes))
+	}
+	if st.Times != 0 && st.Create == nil {
+		errs = append(errs, errors.New("times: only with create"))
 	}
 	if st.As != nil && st.Create == nil {
 		errs = append(errs, errors.New("as: only with create"))

@@ -71,6 +71,9 @@ type Step struct {
 	Apply             Objects       `json:"apply,omitempty"`
 	Create            Objects       `json:"create,omitempty"`
 	As                *Identity     `json:"as,omitempty"`
+	// Times creates the create step's objects that many times (each then
+	// needs a generateName): floods of objects without a file of them.
+	Times int `json:"times,omitempty"`
 	Patch             *PatchStep    `json:"patch,omitempty"`
 	Scale             *ScaleStep    `json:"scale,omitempty"`
 	SetImage          *SetImageStep `json:"setImage,omitempty"`
@@ -447,7 +450,11 @@ func (st *Step) String() string {
 		var names []string
 		for _, o := range st.Create {
 			md, _ := o["metadata"].(map[string]any)
-			names = append(names, fmt.Sprintf("%v %v", o["kind"], md["name"]))
+			name := md["name"]
+			if st.Times > 1 {
+				name = fmt.Sprintf("%v… ×%d", md["generateName"], st.Times)
+			}
+			names = append(names, fmt.Sprintf("%v %v", o["kind"], name))
 		}
 		if st.As != nil {
 			return "create " + strings.Join(names, ", ") + " as " + st.As.User

@@ -46,7 +46,12 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 	case st.Apply != nil:
 		return r.apply(ctx, st.Apply)
 	case st.Create != nil:
-		return r.create(ctx, st.Create, st.As)
+		for range max(st.Times, 1) {
+			if err := r.create(ctx, st.Create, st.As); err != nil {
+				return err
+			}
+		}
+		return nil
 	case st.Patch != nil:
 		return r.patch(ctx, st.Patch)
 	case st.Scale != nil:
