@@ -68,12 +68,12 @@ func (r Ref) String() string {
 
 // Step is one action; exactly one field is set.
 type Step struct {
-	Apply             Objects       `json:"apply,omitempty"`
-	Create            Objects       `json:"create,omitempty"`
-	As                *Identity     `json:"as,omitempty"`
+	Apply  Objects   `json:"apply,omitempty"`
+	Create Objects   `json:"create,omitempty"`
+	As     *Identity `json:"as,omitempty"`
 	// Times creates the create step's objects that many times (each then
 	// needs a generateName): floods of objects without a file of them.
-	Times int `json:"times,omitempty"`
+	Times             int           `json:"times,omitempty"`
 	Patch             *PatchStep    `json:"patch,omitempty"`
 	Scale             *ScaleStep    `json:"scale,omitempty"`
 	SetImage          *SetImageStep `json:"setImage,omitempty"`
