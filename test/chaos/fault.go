@@ -32,8 +32,8 @@ type Record struct {
 type Config struct {
 	// Seed makes the crash and tcp schedules repeatable.
 	Seed int64
-	// Kills is how many times crash kills the controller manager; 0 means
-	// a seeded 3 to 5.
+	// Kills is how many times crash kills the controller manager (0: a
+	// seeded 3 to 5), and crash-steps after each step (0: once).
 	Kills int
 }
 
@@ -53,6 +53,8 @@ func New(name string, cfg Config) (parity.Fault, error) {
 		f = &restart{}
 	case "crash":
 		f = &crash{seed: cfg.Seed, kills: cfg.Kills}
+	case "crash-steps":
+		f = &crashSteps{seed: cfg.Seed, kills: cfg.Kills}
 	default:
 		return nil, fmt.Errorf("chaos: unknown fault %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
@@ -61,7 +63,7 @@ func New(name string, cfg Config) (parity.Fault, error) {
 
 // Names are the fault classes, in the order `make chaos` runs them.
 func Names() []string {
-	return []string{"throttle", "churn", "compaction", "tcp", "restart", "crash"}
+	return []string{"throttle", "churn", "compaction", "tcp", "restart", "crash", "crash-steps"}
 }
 
 // hold is how long throttle, churn and compaction stay on at least, however
@@ -132,6 +134,14 @@ func (r *recordedRun) End(ctx context.Context) error {
 }
 
 func (r *recordedRun) Close() error { return r.run.Close() }
+
+// AfterStep passes the step on to a fault that acts between steps.
+func (r *recordedRun) AfterStep(ctx context.Context, i int, st *parity.Step) error {
+	if h, ok := r.run.(parity.StepHook); ok {
+		return h.AfterStep(ctx, i, st)
+	}
+	return nil
+}
 
 // ReadRecord reads a run's record; ok is false for a calm run.
 func ReadRecord(runDir string) (rec Record, ok bool, err error) {

@@ -26,6 +26,13 @@ type Fault interface {
 	Start(ctx context.Context, c *cluster.Cluster, logf func(format string, args ...any)) (FaultRun, error)
 }
 
+// StepHook is a FaultRun that acts between the scenario's steps: AfterStep
+// runs after the scenario's objects are applied (index -1, st nil) and
+// after each step that succeeded, before the next one starts.
+type StepHook interface {
+	AfterStep(ctx context.Context, index int, st *Step) error
+}
+
 // FaultRun is a fault switched on in one run.
 type FaultRun interface {
 	// End switches the fault off after the last step, before the settle

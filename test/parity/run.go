@@ -266,6 +266,9 @@ func (b *binaryRun) run(ctx context.Context) (text string, err error) {
 	if err != nil {
 		return "", err
 	}
+	if h, ok := fault.(StepHook); ok {
+		sess.hook = h
+	}
 	if b.s.MetricsAPI {
 		srv, err := startMetricsAPI(ctx, c)
 		if err != nil {

@@ -25,6 +25,8 @@ type session struct {
 	cap   *capturer
 	norm  *Normalizer
 	logf  func(format string, args ...any)
+	// hook, if set, acts after the objects and after each step.
+	hook StepHook
 }
 
 func newSession(c *cluster.Cluster, s *Scenario, upstream string, logf func(string, ...any)) (*session, error) {
@@ -88,6 +90,9 @@ func (s *session) runSteps(ctx context.Context) error {
 		if err := s.steps.apply(ctx, s.s.Objects); err != nil {
 			return fmt.Errorf("objects: %w", err)
 		}
+		if err := s.afterStep(ctx, -1, nil); err != nil {
+			return fmt.Errorf("objects: %w", err)
+		}
 	}
 	for i := range s.s.Steps {
 		st := &s.s.Steps[i]
@@ -97,8 +102,18 @@ func (s *session) runSteps(ctx context.Context) error {
 			return fmt.Errorf("step %d (%s) failed: %w", i+1, st, err)
 		}
 		s.logf("parity: step %d: done in %s", i+1, time.Since(start).Round(time.Millisecond))
+		if err := s.afterStep(ctx, i, st); err != nil {
+			return fmt.Errorf("after step %d (%s): %w", i+1, st, err)
+		}
 	}
 	return nil
+}
+
+func (s *session) afterStep(ctx context.Context, i int, st *Step) error {
+	if s.hook == nil {
+		return nil
+	}
+	return s.hook.AfterStep(ctx, i, st)
 }
 
 // snapshot captures and normalises the current state once.

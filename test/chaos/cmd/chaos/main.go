@@ -5,7 +5,7 @@
 // results.md under --out (default _output/chaos). It exits 1 when a kcm
 // run differs, errors or panics, 2 on a usage error.
 //
-//	go run ./test/chaos/cmd/chaos [--faults throttle,churn,compaction,tcp,restart,crash]
+//	go run ./test/chaos/cmd/chaos [--faults throttle,churn,compaction,tcp,restart,crash,crash-steps]
 //	    [--scenarios 'test/parity/scenarios/job-*.yaml'] [--control] [--seed N] [--kills N] [-v]
 package main
 
@@ -36,7 +36,7 @@ func run() int {
 		glob     = flag.String("scenarios", "", "scenario files (glob); default every one of test/parity/scenarios (long: 2 or 3 clusters per scenario and fault)")
 		control  = flag.Bool("control", false, "also run upstream under each fault, as the control")
 		seed     = flag.Int64("seed", 1, "seed of the crash and tcp schedules")
-		kills    = flag.Int("kills", 0, "crash: SIGKILLs per run (0: a seeded 3-5)")
+		kills    = flag.Int("kills", 0, "crash: SIGKILLs per run (0: a seeded 3-5); crash-steps: per step (0: 1)")
 		out      = flag.String("out", "", "output directory; default _output/chaos in the repository")
 		binDir   = flag.String("bin-dir", "", "binary directory; default $KCM_BIN_DIR or _output/bin")
 		ours     = flag.String("kcm", "", "kcm binary (name in --bin-dir or path)")
