@@ -63,22 +63,29 @@ func (r *crashRun) loop(ctx context.Context, rng *rand.Rand, n int) {
 		case <-time.After(delay):
 		}
 		r.logf("chaos: crash: SIGKILL %d of %d", i+1, n)
-		if err := r.c.KillControllerManager(); err != nil {
-			r.fail(err)
-			return
-		}
-		r.mu.Lock()
-		r.kills++
-		r.mu.Unlock()
-		if err := r.c.StartControllerManagerWith(ctx, opts); err != nil {
-			r.fail(err)
-			return
-		}
-		if err := r.c.WaitForControllerManagerLeader(ctx); err != nil {
+		if err := killAndRestart(ctx, r.c, opts, func() {
+			r.mu.Lock()
+			r.kills++
+			r.mu.Unlock()
+		}); err != nil {
 			r.fail(err)
 			return
 		}
 	}
+}
+
+// killAndRestart SIGKILLs the controller manager, calls killed, starts it
+// again with opts, as a kubelet restarts its static pod, and waits until
+// it leads.
+func killAndRestart(ctx context.Context, c *cluster.Cluster, opts cluster.ControllerManagerOptions, killed func()) error {
+	if err := c.KillControllerManager(); err != nil {
+		return err
+	}
+	killed()
+	if err := c.StartControllerManagerWith(ctx, opts); err != nil {
+		return err
+	}
+	return c.WaitForControllerManagerLeader(ctx)
 }
 
 func (r *crashRun) fail(err error) {

@@ -84,16 +84,11 @@ func (r *crashStepsRun) AfterStep(ctx context.Context, i int, st *parity.Step) e
 		case <-time.After(delay):
 		}
 		r.logf("chaos: crash-steps: SIGKILL %d of %d, %s after step %d (or its successor's lead)", k+1, r.perStep, delay.Round(time.Millisecond), i+1)
-		if err := r.c.KillControllerManager(); err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.kills++
-		r.mu.Unlock()
-		if err := r.c.StartControllerManagerWith(ctx, opts); err != nil {
-			return err
-		}
-		if err := r.c.WaitForControllerManagerLeader(ctx); err != nil {
+		if err := killAndRestart(ctx, r.c, opts, func() {
+			r.mu.Lock()
+			r.kills++
+			r.mu.Unlock()
+		}); err != nil {
 			return err
 		}
 	}
