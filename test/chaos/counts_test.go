@@ -60,3 +60,30 @@ func TestCount(t *testing.T) {
 		t.Errorf("extra %v", e)
 	}
 }
+
+// TestLastThrottled: the last 429 of the audit log, zero without one.
+func TestLastThrottled(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	at := time.Date(2026, 12, 7, 18, 45, 0, 0, time.UTC)
+	line := func(id string, code int, d time.Duration) string {
+		return `{"auditID":"` + id + `","stage":"ResponseComplete","verb":"create","responseStatus":{"code":` + strconv.Itoa(code) +
+			`},"requestReceivedTimestamp":"` + at.Add(d).Format(time.RFC3339Nano) + `"}` + "\n"
+	}
+	if err := os.WriteFile(path, []byte(line("1", 429, time.Second)+line("2", 429, 3*time.Second)+line("3", 201, 5*time.Second)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, err := lastThrottled(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !last.Equal(at.Add(3 * time.Second)) {
+		t.Errorf("last 429 at %v, want %v", last, at.Add(3*time.Second))
+	}
+	if err := os.WriteFile(path, []byte(line("3", 201, 5*time.Second)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := lastThrottled(path); err != nil || !last.IsZero() {
+		t.Errorf("without a 429: %v, %v", last, err)
+	}
+}

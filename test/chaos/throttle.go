@@ -107,8 +107,18 @@ type throttleRun struct {
 	rejected float64
 }
 
-// End reads how many requests the apiserver rejected for the level, then
-// deletes the FlowSchema and the level.
+// maxRetryAfter is the longest Retry-After API Priority and Fairness gives
+// a 429 (k8s.io/apiserver's dropped-requests tracker doubles it up to 32 s
+// while a level keeps dropping).
+const maxRetryAfter = 32 * time.Second
+
+// End reads how many requests the apiserver rejected for the level,
+// deletes the FlowSchema and the level, and then waits until every request
+// that got a 429 has been retried: client-go's rest client sleeps for the
+// Retry-After before it tries again, so a write rejected just before the
+// fault ended (an Event, a pod's delete) would otherwise land after
+// parity's settle, whose quiet period is 3 s, had captured the state.
+// That is maxRetryAfter after the last 429 the audit log shows.
 func (r *throttleRun) End(ctx context.Context) error {
 	m, err := scrape(ctx, r.c)
 	if err != nil {
@@ -123,7 +133,35 @@ func (r *throttleRun) End(ctx context.Context) error {
 	if err := fc.PriorityLevelConfigurations().Delete(ctx, throttleLevel, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("chaos: throttle: %w", err)
 	}
+	last, err := lastThrottled(r.c.AuditLogPath)
+	if err != nil {
+		return err
+	}
+	if wait := time.Until(last.Add(maxRetryAfter + time.Second)); wait > 0 {
+		r.logf("chaos: throttle: waiting %s for the retries of the last 429 (%s)", wait.Round(time.Millisecond), last.Format(time.StampMilli))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 	return nil
+}
+
+// lastThrottled is when the last request answered 429 was received (zero
+// if none was).
+func lastThrottled(auditLog string) (time.Time, error) {
+	events, err := cluster.ReadAuditEvents(auditLog)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var last time.Time
+	for _, e := range events {
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 429 && e.RequestReceivedTimestamp.After(last) {
+			last = e.RequestReceivedTimestamp
+		}
+	}
+	return last, nil
 }
 
 func (r *throttleRun) Close() error { return nil }
