@@ -17,11 +17,11 @@ type Identity struct {
 	Groups []string `json:"groups,omitempty"`
 }
 
-// create creates each object (a POST, as a kubelet files its
+// create creates each object times times (a POST, as a kubelet files its
 // CertificateSigningRequests), as the admin or, with as, as that user:
 // what the API server fills in from the requester (a request's username
 // and groups) is then that user's.
-func (r *stepRunner) create(ctx context.Context, objs Objects, as *Identity) error {
+func (r *stepRunner) create(ctx context.Context, objs Objects, as *Identity, times int) error {
 	dyn := r.kinds.dyn
 	if as != nil {
 		cfg := rest.CopyConfig(r.cluster.RESTConfig)
@@ -31,6 +31,15 @@ func (r *stepRunner) create(ctx context.Context, objs Objects, as *Identity) err
 			return fmt.Errorf("create as %s: %w", as.User, err)
 		}
 	}
+	for range times {
+		if err := r.createOnce(ctx, dyn, objs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *stepRunner) createOnce(ctx context.Context, dyn dynamic.Interface, objs Objects) error {
 	for _, o := range objs {
 		u, err := toUnstructured(o)
 		if err != nil {

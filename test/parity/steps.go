@@ -46,12 +46,7 @@ func (r *stepRunner) run(ctx context.Context, st *Step) error {
 	case st.Apply != nil:
 		return r.apply(ctx, st.Apply)
 	case st.Create != nil:
-		for range max(st.Times, 1) {
-			if err := r.create(ctx, st.Create, st.As); err != nil {
-				return err
-			}
-		}
-		return nil
+		return r.create(ctx, st.Create, st.As, max(st.Times, 1))
 	case st.Patch != nil:
 		return r.patch(ctx, st.Patch)
 	case st.Scale != nil:
