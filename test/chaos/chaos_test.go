@@ -11,7 +11,8 @@ import (
 
 // TestFaultsQuick is the CI subset of `make chaos`: throttle (429s), churn
 // (connections cut, watches re-established) and crash (two SIGKILLs) on
-// one small multi-step scenario, each diffed against upstream's calm run.
+// one small multi-step scenario, each diffed against upstream's calm run
+// (made once, for throttle, and reused by the others).
 // It fails on a DIFF, an ERROR or a panic in kcm's log. It starts two
 // control planes per fault (about 3-4 minutes on 2 cores), so -short skips
 // it. Logs of a failure are kept and their directory logged.
@@ -45,13 +46,18 @@ func TestFaultsQuick(t *testing.T) {
 			case o.CountErr != nil:
 				failed = true
 				t.Errorf("[%s] counts: %v", o.Fault, o.CountErr)
+			case o.Counts[labelCalm].Creates["pods"] == 0:
+				// churn and crash reuse throttle's calm run (parity's
+				// Options.Calm): its copied work dir must still count.
+				failed = true
+				t.Errorf("[%s] the calm run's counts are missing: %+v", o.Fault, o.Counts[labelCalm])
 			}
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", Table(outcomes))
+	t.Logf("\n%s\n%s", Table(outcomes), Summary(outcomes))
 	if failed {
 		t.Logf("captures and logs kept in %s", out)
 		return

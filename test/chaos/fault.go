@@ -50,7 +50,7 @@ func New(name string, cfg Config) (parity.Fault, error) {
 	case "tcp":
 		f = &tcp{seed: cfg.Seed}
 	case "restart":
-		f = &restart{}
+		f = &restart{seed: cfg.Seed}
 	case "crash":
 		f = &crash{seed: cfg.Seed, kills: cfg.Kills}
 	case "crash-steps":

@@ -28,6 +28,11 @@ type Options struct {
 	// control-diff.txt, the runs' work dirs without etcd's data, counts.txt)
 	// and results.md.
 	OutDir string
+	// Calm, if set, is a fault directory of an earlier Run with the same
+	// binaries (<OutDir>/<fault>) whose calm upstream runs are reused
+	// (parity's Options.Calm). Within one Run, every fault after the first
+	// reuses the first one's calm runs anyway.
+	Calm string
 	// BinDir, Ours and Upstream are parity's.
 	BinDir, Ours, Upstream string
 	Logf                   func(format string, args ...any)
@@ -48,6 +53,9 @@ type Outcome struct {
 	// the calm run and its log says the recorder dropped at least as many
 	// (events.go). Such a run passes.
 	EventsLost map[string]int
+	// Damage, by faulted run label, is how its end state differs from the
+	// calm run's (damage.go).
+	Damage map[string]Damage
 }
 
 // Failed says whether kcm's run differs from upstream's calm one by more
@@ -95,6 +103,46 @@ func (o *Outcome) explainEvents() error {
 	return nil
 }
 
+// measure fills the outcome's counts from the work dirs of the runs
+// labelled (under o.Result.Dir), the Events a faulted run lost, and each
+// faulted run's damage.
+func (o *Outcome) measure(labels []string, logf func(string, ...any)) {
+	o.Counts = map[string]Counts{}
+	for _, l := range labels {
+		c, err := Count(filepath.Join(o.Result.Dir, l))
+		if err != nil {
+			o.CountErr = err
+			continue
+		}
+		o.Counts[l] = c
+	}
+	r := o.Result
+	if r.Status == parity.StatusDiff || r.ControlDiff != "" {
+		if err := o.explainEvents(); err != nil {
+			logf("chaos: %s: %v", r.Scenario.Name, err)
+		}
+	}
+	calm, err := os.ReadFile(filepath.Join(r.Dir, labelCalm+".yaml"))
+	if err != nil {
+		return
+	}
+	for _, l := range []string{labelKCM, labelControl} {
+		text, err := os.ReadFile(filepath.Join(r.Dir, l+".yaml"))
+		if err != nil {
+			continue
+		}
+		d, err := CaptureDamage(string(calm), string(text))
+		if err != nil {
+			logf("chaos: %s: %s: %v", r.Scenario.Name, l, err)
+			continue
+		}
+		if o.Damage == nil {
+			o.Damage = map[string]Damage{}
+		}
+		o.Damage[l] = d
+	}
+}
+
 // Run runs every scenario under every fault, one cluster at a time, and
 // writes OutDir/results.md.
 func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Outcome, error) {
@@ -102,7 +150,11 @@ func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Out
 		opts.Logf = func(string, ...any) {}
 	}
 	var out []Outcome
-	for _, name := range opts.Faults {
+	calm := opts.Calm
+	for i, name := range opts.Faults {
+		if i > 0 {
+			calm = filepath.Join(opts.OutDir, opts.Faults[0])
+		}
 		f, err := New(name, opts.Config)
 		if err != nil {
 			return out, err
@@ -110,26 +162,19 @@ func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Out
 		results := parity.Run(ctx, scenarios, parity.Options{
 			OutDir: filepath.Join(opts.OutDir, name), Keep: true,
 			BinDir: opts.BinDir, Ours: opts.Ours, Upstream: opts.Upstream,
-			Fault: f, FaultBoth: opts.Control, Logf: opts.Logf,
+			Fault: f, FaultBoth: opts.Control, Calm: calm, Logf: opts.Logf,
 		})
 		for _, r := range results {
-			o := Outcome{Fault: name, Result: r, Counts: map[string]Counts{}}
+			o := Outcome{Fault: name, Result: r}
+			labels := make([]string, 0, len(r.Runs))
 			for _, run := range r.Runs {
-				dir := filepath.Join(r.Dir, run.Label)
-				c, err := Count(dir)
-				if err != nil {
-					o.CountErr = err
-					continue
-				}
-				o.Counts[run.Label] = c
-				// etcd's data is large and says nothing the capture does not.
-				if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
-					opts.Logf("chaos: %v", err)
-				}
+				labels = append(labels, run.Label)
 			}
-			if r.Status == parity.StatusDiff || r.ControlDiff != "" {
-				if err := o.explainEvents(); err != nil {
-					opts.Logf("chaos: %s: %v", r.Scenario.Name, err)
+			o.measure(labels, opts.Logf)
+			for _, l := range labels {
+				// etcd's data is large and says nothing the capture does not.
+				if err := os.RemoveAll(filepath.Join(r.Dir, l, "etcd")); err != nil {
+					opts.Logf("chaos: %v", err)
 				}
 			}
 			if r.Dir != "" && len(o.Counts) > 0 {
@@ -155,12 +200,12 @@ func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Out
 // the controller manager got; watches/relists and peak/mean req/s: during
 // the fault (Counts); Events lost/dropped: Events missing from the
 // capture and those the recorder's log says it gave up on (a PASS may
-// lack such Events, events.go);
-// settle: the time to converge after it.
+// lack such Events, events.go); damage: what its end state lost or doubled
+// (damage.go); settle: the time to converge after it.
 func Table(outcomes []Outcome) string {
 	var b strings.Builder
-	b.WriteString("| fault | scenario | run | result | creates | extra | deletes | 429 | watches/relists | peak/mean req/s | Events lost/dropped | panics | settle | fault figures |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fault | scenario | run | result | creates | extra | deletes | 429 | watches/relists | peak/mean req/s | Events lost/dropped | damage | panics | settle | fault figures |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range outcomes {
 		calm := o.Counts[labelCalm]
 		if o.Result.Status == parity.StatusSkip || o.Result.Status == parity.StatusError {
@@ -168,7 +213,7 @@ func Table(outcomes []Outcome) string {
 			if o.Result.Status == parity.StatusError {
 				reason = strings.ReplaceAll(firstLine(o.Result.Reason), "|", "/")
 			}
-			fmt.Fprintf(&b, "| %s | %s | | %s %s | | | | | | | | | | |\n", o.Fault, o.Result.Scenario.Name, o.Result.Status, reason)
+			fmt.Fprintf(&b, "| %s | %s | | %s %s | | | | | | | | | | | |\n", o.Fault, o.Result.Scenario.Name, o.Result.Status, reason)
 			continue
 		}
 		for _, label := range []string{labelCalm, labelKCM, labelControl} {
@@ -191,14 +236,17 @@ func Table(outcomes []Outcome) string {
 			default:
 				result = "calm"
 			}
-			extra := "-"
+			extra, damage := "-", ""
 			if label != labelCalm {
 				extra = short(Extra(c, calm))
+				if d, ok := o.Damage[label]; ok {
+					damage = d.String()
+				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d/%d | %.0f/%.1f | %d/%d | %d | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d/%d | %.0f/%.1f | %d/%d | %s | %d | %s | %s |\n",
 				o.Fault, o.Result.Scenario.Name, label, result, short(c.Creates), extra, short(c.Deletes),
 				c.Throttled, c.Watches, c.Relists, c.PeakRate, c.MeanRate, o.EventsLost[label], c.EventsDropped,
-				c.Panics, c.Settle, figures(c.Fault))
+				strings.ReplaceAll(damage, "|", "/"), c.Panics, c.Settle, figures(c.Fault))
 		}
 	}
 	return b.String()

@@ -2,8 +2,10 @@ package parity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -49,6 +51,12 @@ type Options struct {
 	// against.
 	Fault     Fault
 	FaultBoth bool
+	// Calm, if set, is the OutDir of an earlier Run (with the same
+	// binaries) whose calm first run of a scenario is reused where it has
+	// one: its capture, metrics and work dir are copied instead of starting
+	// upstream again, so a chaos run of several faults makes one calm run
+	// per scenario rather than one per fault. Not with SelfCheck.
+	Calm string
 }
 
 // Run runs each scenario on upstream and on kcm (or twice on upstream with
@@ -65,6 +73,12 @@ func Run(ctx context.Context, scenarios []*Scenario, opts Options) []Result {
 	}
 	if opts.Upstream == "" {
 		opts.Upstream = cluster.UpstreamControllerManager
+	}
+	if opts.Calm != "" && filepath.Clean(opts.Calm) == filepath.Clean(opts.OutDir) {
+		// Each scenario's directory is emptied before it runs: the calm
+		// runs to reuse would be gone.
+		opts.Logf("parity: not reusing calm runs from %s, the output directory itself", opts.Calm)
+		opts.Calm = ""
 	}
 	results := make([]Result, 0, len(scenarios))
 	if err := prepareCloud(ctx, scenarios, opts); err != nil {
@@ -136,6 +150,20 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 	if opts.Fault != nil && opts.FaultBoth {
 		runs = append(runs, runSpec{labelControl, opts.Upstream, UpstreamCloudBinary, false, opts.Fault})
 	}
+	if opts.Calm != "" && !opts.SelfCheck {
+		text, fams, err := reuseCalm(filepath.Join(opts.Calm, s.Name), res.Dir, first)
+		switch {
+		case err == nil:
+			opts.Logf("%s: %s: reused from %s", s.Name, first, opts.Calm)
+			texts[first] = text
+			res.Metrics = map[string]Families{first: fams}
+			res.Runs = append(res.Runs, RunTime{Label: first})
+			runs = runs[1:]
+		case !errors.Is(err, fs.ErrNotExist):
+			res.Status, res.Reason = StatusError, fmt.Sprintf("%s: reusing %s: %v", first, opts.Calm, err)
+			return res
+		}
+	}
 	for _, run := range runs {
 		opts.Logf("%s: %s: starting", s.Name, run.label)
 		start := time.Now()
@@ -181,6 +209,41 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 	}
 	cleanupRuns(res, opts)
 	return res
+}
+
+// reuseCalm copies the run labelled from an earlier result's directory
+// (from) into dir: its capture, metrics files and work dir. An error
+// wrapping fs.ErrNotExist means from has no such run.
+func reuseCalm(from, dir, label string) (string, Families, error) {
+	text, err := os.ReadFile(filepath.Join(from, label+".yaml"))
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(from, label+".metrics.json"))
+	if err != nil {
+		return "", nil, err
+	}
+	var fams Families
+	if err := json.Unmarshal(data, &fams); err != nil {
+		return "", nil, err
+	}
+	for _, name := range []string{label + ".yaml", label + ".metrics.json", label + ".metrics.txt"} {
+		b, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			return "", nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return "", nil, err
+		}
+	}
+	// The work dir (its audit log and logs) is what chaos counts the calm
+	// run's requests from; a kept-less earlier run may not have it.
+	if fi, err := os.Stat(filepath.Join(from, label)); err == nil && fi.IsDir() {
+		if err := os.CopyFS(filepath.Join(dir, label), os.DirFS(filepath.Join(from, label))); err != nil {
+			return "", nil, err
+		}
+	}
+	return string(text), fams, nil
 }
 
 // binaryRun is one scenario on one fresh cluster with one binary.

@@ -3,10 +3,14 @@
 // against upstream's calm run; it prints PASS/DIFF per fault and scenario
 // with the counts table (test/chaos, docs/CHAOS.md) and writes
 // results.md under --out (default _output/chaos). It exits 1 when a kcm
-// run differs, errors or panics, 2 on a usage error.
+// run differs, errors or panics, 2 on a usage error. With --summarize it
+// runs nothing: it reads the outcomes earlier invocations left in the
+// output directories given (comma-separated) and prints the per-run table
+// and the per-controller counts table.
 //
 //	go run ./test/chaos/cmd/chaos [--faults throttle,churn,compaction,tcp,restart,crash,crash-steps]
 //	    [--scenarios 'test/parity/scenarios/job-*.yaml'] [--control] [--seed N] [--kills N] [-v]
+//	go run ./test/chaos/cmd/chaos --summarize _output/chaos,/tmp/other
 package main
 
 import (
@@ -42,6 +46,8 @@ func run() int {
 		ours     = flag.String("kcm", "", "kcm binary (name in --bin-dir or path)")
 		upstream = flag.String("upstream", "", "upstream binary")
 		verbose  = flag.Bool("v", false, "log progress to stderr")
+		calm     = flag.String("calm", "", "reuse upstream's calm runs from this fault directory of an earlier run with the same binaries (<out>/<fault>)")
+		summary  = flag.String("summarize", "", "run nothing; sum up the outcomes in these output directories (comma-separated)")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -61,6 +67,9 @@ func run() int {
 		log.Print(err)
 		return 2
 	}
+	if *summary != "" {
+		return summarize(strings.Split(*summary, ","), scenarios)
+	}
 	names := strings.Split(*faults, ",")
 	for _, n := range names {
 		if _, err := chaos.New(n, chaos.Config{}); err != nil {
@@ -77,7 +86,7 @@ func run() int {
 	start := time.Now()
 	code := 0
 	outcomes, err := chaos.Run(ctx, scenarios, chaos.Options{
-		Faults: names, Config: chaos.Config{Seed: *seed, Kills: *kills}, Control: *control,
+		Faults: names, Config: chaos.Config{Seed: *seed, Kills: *kills}, Control: *control, Calm: *calm,
 		OutDir: *out, BinDir: *binDir, Ours: *ours, Upstream: *upstream, Logf: logf,
 		OnResult: func(o chaos.Outcome) {
 			fmt.Printf("[%s] %s", o.Fault, o.Result.Report())
@@ -93,11 +102,26 @@ func run() int {
 		log.Print(err)
 		code = 1
 	}
-	fmt.Printf("\n%s\ntook %s; results in %s\n", chaos.Table(outcomes), time.Since(start).Round(time.Second), *out)
+	fmt.Printf("\n%s\n%s\ntook %s; results in %s\n", chaos.Table(outcomes), chaos.Summary(outcomes), time.Since(start).Round(time.Second), *out)
 	for _, o := range outcomes {
 		if o.Failed() {
 			code = 1
 		}
 	}
 	return code
+}
+
+// summarize prints the tables of the outcomes under dirs.
+func summarize(dirs []string, scenarios []*parity.Scenario) int {
+	var all []chaos.Outcome
+	for _, d := range dirs {
+		o, err := chaos.Load(d, scenarios)
+		if err != nil {
+			log.Print(err)
+			return 1
+		}
+		all = append(all, o...)
+	}
+	fmt.Printf("%s\n%s", chaos.Table(all), chaos.Summary(all))
+	return 0
 }
