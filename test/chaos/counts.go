@@ -33,6 +33,14 @@ type Counts struct {
 	// second.
 	Relists, Watches   int
 	PeakRate, MeanRate float64
+	// PeakClient is the most requests one client made in one second
+	// during the fault, and PeakClientUser that client (clientOf). A
+	// client's token bucket (20/30 by default) keeps it near its burst
+	// plus its QPS; a hot loop around the limiter would show far above.
+	// Upstream's shared-informers client reaches 59 when its informers
+	// start; a killed process and its successor add up.
+	PeakClient     int
+	PeakClientUser string
 	// Panics are the lines of the controller manager's log that mention a
 	// panic.
 	Panics int
@@ -73,6 +81,11 @@ func Count(runDir string) (Counts, error) {
 		from, to = events[0].RequestReceivedTimestamp, events[len(events)-1].RequestReceivedTimestamp
 	}
 	perSecond := map[int64]int{}
+	type userSecond struct {
+		user string
+		sec  int64
+	}
+	perUser := map[userSecond]int{}
 	inWindow := 0
 	for _, e := range events {
 		n.Requests++
@@ -87,6 +100,7 @@ func Count(runDir string) (Counts, error) {
 		if !t.Before(from) && !t.After(to) {
 			inWindow++
 			perSecond[t.Unix()]++
+			perUser[userSecond{clientOf(e), t.Unix()}]++
 			switch {
 			case e.Verb == "list":
 				n.Relists++
@@ -115,6 +129,11 @@ func Count(runDir string) (Counts, error) {
 	for _, c := range perSecond {
 		n.PeakRate = max(n.PeakRate, float64(c))
 	}
+	for k, c := range perUser {
+		if c > n.PeakClient || (c == n.PeakClient && k.user < n.PeakClientUser) {
+			n.PeakClient, n.PeakClientUser = c, k.user
+		}
+	}
 	if secs := to.Sub(from).Seconds(); secs > 0 {
 		n.MeanRate = float64(inWindow) / secs
 	}
@@ -127,6 +146,17 @@ func Count(runDir string) (Counts, error) {
 	}
 	n.Settle, err = lastSettle(filepath.Join(runDir, "parity.log"))
 	return n, err
+}
+
+// clientOf names the client that made a request: both binaries' client
+// builders end the user agent with the client's name
+// (".../shared-informers", ".../system:serviceaccount:kube-system:
+// job-controller"); a request without one is known by its user.
+func clientOf(e cluster.AuditEvent) string {
+	if i := strings.LastIndexByte(e.UserAgent, '/'); i >= 0 && i < len(e.UserAgent)-1 {
+		return e.UserAgent[i+1:]
+	}
+	return e.User.Username
 }
 
 // countLines counts the lines of a file containing any of subs.

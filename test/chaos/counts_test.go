@@ -52,6 +52,9 @@ func TestCount(t *testing.T) {
 	if n.Throttled != 1 || n.Relists != 1 || n.Watches != 2 || n.Panics != 1 || n.EventsDropped != 2 || n.Settle != 4500*time.Millisecond {
 		t.Errorf("got %+v", n)
 	}
+	if n.PeakClient != 2 {
+		t.Errorf("peak client rate %d, want 2", n.PeakClient)
+	}
 	if n.PeakRate != 2 || n.MeanRate != 0.7 {
 		t.Errorf("rates %v/%v, want 2/0.7", n.PeakRate, n.MeanRate)
 	}

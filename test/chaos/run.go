@@ -204,8 +204,8 @@ func Run(ctx context.Context, scenarios []*parity.Scenario, opts Options) ([]Out
 // (damage.go); settle: the time to converge after it.
 func Table(outcomes []Outcome) string {
 	var b strings.Builder
-	b.WriteString("| fault | scenario | run | result | creates | extra | deletes | 429 | watches/relists | peak/mean req/s | Events lost/dropped | damage | panics | settle | fault figures |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fault | scenario | run | result | creates | extra | deletes | 429 | watches/relists | peak/mean req/s | peak client req/s | Events lost/dropped | damage | panics | settle | fault figures |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range outcomes {
 		calm := o.Counts[labelCalm]
 		if o.Result.Status == parity.StatusSkip || o.Result.Status == parity.StatusError {
@@ -213,7 +213,7 @@ func Table(outcomes []Outcome) string {
 			if o.Result.Status == parity.StatusError {
 				reason = strings.ReplaceAll(firstLine(o.Result.Reason), "|", "/")
 			}
-			fmt.Fprintf(&b, "| %s | %s | | %s %s | | | | | | | | | | | |\n", o.Fault, o.Result.Scenario.Name, o.Result.Status, reason)
+			fmt.Fprintf(&b, "| %s | %s | | %s %s | | | | | | | | | | | | |\n", o.Fault, o.Result.Scenario.Name, o.Result.Status, reason)
 			continue
 		}
 		for _, label := range []string{labelCalm, labelKCM, labelControl} {
@@ -243,13 +243,18 @@ func Table(outcomes []Outcome) string {
 					damage = d.String()
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d/%d | %.0f/%.1f | %d/%d | %s | %d | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d/%d | %.0f/%.1f | %d %s | %d/%d | %s | %d | %s | %s |\n",
 				o.Fault, o.Result.Scenario.Name, label, result, short(c.Creates), extra, short(c.Deletes),
-				c.Throttled, c.Watches, c.Relists, c.PeakRate, c.MeanRate, o.EventsLost[label], c.EventsDropped,
+				c.Throttled, c.Watches, c.Relists, c.PeakRate, c.MeanRate, c.PeakClient, shortUser(c.PeakClientUser), o.EventsLost[label], c.EventsDropped,
 				strings.ReplaceAll(damage, "|", "/"), c.Panics, c.Settle, figures(c.Fault))
 		}
 	}
 	return b.String()
+}
+
+// shortUser drops the prefix of kube-system's ServiceAccounts.
+func shortUser(u string) string {
+	return strings.TrimPrefix(u, "system:serviceaccount:kube-system:")
 }
 
 func figures(r *Record) string {

@@ -37,9 +37,9 @@ func subjects(s *parity.Scenario) []string {
 
 // tally adds up one side's (kcm's or upstream's control) faulted runs.
 type tally struct {
-	runs, passed, extra, objects, finalizers, doubled, lost, panics int
-	peak                                                            float64
-	settle                                                          time.Duration
+	runs, passed, extra, objects, finalizers, doubled, lost, panics, peakClient int
+	peak                                                                        float64
+	settle                                                                      time.Duration
 }
 
 func (t *tally) add(o Outcome, label string, passed bool) {
@@ -61,6 +61,7 @@ func (t *tally) add(o Outcome, label string, passed bool) {
 	t.lost += d.Lost
 	t.panics += c.Panics
 	t.peak = max(t.peak, c.PeakRate)
+	t.peakClient = max(t.peakClient, c.PeakClient)
 	t.settle = max(t.settle, c.Settle)
 }
 
@@ -70,8 +71,9 @@ func (t *tally) add(o Outcome, label string, passed bool) {
 // requires (subjects). Columns: faulted runs that passed; creates beyond
 // upstream's calm run; objects missing or surplus at the end; finalizers
 // left; Job completions or failures counted twice (+) or never (−);
-// panics in the log; the highest request rate in one second of the fault;
-// the longest settle after it.
+// panics in the log; the highest request rate in one second of the fault,
+// of all users and of one user (one controller's client); the longest
+// settle after it.
 func Summary(outcomes []Outcome) string {
 	type key struct{ fault, controller string }
 	type row struct {
@@ -111,8 +113,8 @@ func Summary(outcomes []Outcome) string {
 		return keys[i].controller < keys[j].controller
 	})
 	var b strings.Builder
-	b.WriteString("| fault | controller | scenarios | passed | extra creates | objects missing/surplus | finalizers left | completions +/− | panics | peak req/s | settle max |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fault | controller | scenarios | passed | extra creates | objects missing/surplus | finalizers left | completions +/− | panics | peak req/s | peak client req/s | settle max |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range keys {
 		r := rows[k]
 		pair := func(f func(t tally) string) string {
@@ -124,7 +126,7 @@ func Summary(outcomes []Outcome) string {
 		num := func(get func(t tally) int) string {
 			return pair(func(t tally) string { return fmt.Sprint(get(t)) })
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			k.fault, k.controller, len(r.scenarios),
 			pair(func(t tally) string { return fmt.Sprintf("%d/%d", t.passed, t.runs) }),
 			num(func(t tally) int { return t.extra }),
@@ -133,6 +135,7 @@ func Summary(outcomes []Outcome) string {
 			pair(func(t tally) string { return fmt.Sprintf("+%d/−%d", t.doubled, t.lost) }),
 			num(func(t tally) int { return t.panics }),
 			pair(func(t tally) string { return fmt.Sprintf("%.0f", t.peak) }),
+			num(func(t tally) int { return t.peakClient }),
 			pair(func(t tally) string { return t.settle.Round(100 * time.Millisecond).String() }))
 	}
 	return b.String()
