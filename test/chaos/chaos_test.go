@@ -11,24 +11,30 @@ import (
 
 // TestFaultsQuick is the CI subset of `make chaos`: throttle (429s), churn
 // (connections cut, watches re-established) and crash (two SIGKILLs) on
-// one small multi-step scenario, each diffed against upstream's calm run
+// two small multi-step scenarios (a Deployment scaled up and down, a Job
+// tracked with pod finalizers), each diffed against upstream's calm run
 // (made once, for throttle, and reused by the others).
-// It fails on a DIFF, an ERROR or a panic in kcm's log. It starts two
-// control planes per fault (about 3-4 minutes on 2 cores), so -short skips
+// It fails on a DIFF, an ERROR or a panic in kcm's log. It starts one
+// control plane per scenario and fault and one calm one per scenario
+// (about 7 minutes on 2 cores), so -short skips
 // it. Logs of a failure are kept and their directory logged.
 func TestFaultsQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two control planes per fault")
 	}
-	scenarios, err := parity.LoadScenarios("../parity/scenarios/deployment-scale.yaml")
-	if err != nil {
-		t.Fatal(err)
+	var scenarios []*parity.Scenario
+	for _, name := range []string{"deployment-scale", "job-nonindexed"} {
+		s, err := parity.LoadScenario("../parity/scenarios/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, s)
 	}
 	out, err := os.MkdirTemp("", "kcm-chaos-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	failed := false
 	outcomes, err := Run(ctx, scenarios, Options{
