@@ -21,7 +21,7 @@ LDFLAGS := -s -w \
 	-X $(VERSION_PKG).gitTreeState=clean
 # go test's default 10-minute limit per package is too tight for
 # test/chaos's TestFaultsQuick on a loaded 2-core machine (about 7 minutes
-# alone); every test has its own deadline well under 30 minutes.
+# alone, more beside the other packages).
 GO_TEST_FLAGS ?= -count=1 -timeout=30m
 
 export KUBEBUILDER_ASSETS := $(BIN)
