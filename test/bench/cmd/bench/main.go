@@ -87,12 +87,25 @@ func run() (int, error) {
 		force        = flag.Bool("force", false, "run ours also on phases whose controllers its registry lacks")
 		drain        = flag.Duration("drain", 10*time.Second, "how long the cluster stays up after the last phase, so that requests still on their way (Events) count in the phase whose work they record")
 		repeat       = flag.Int("repeat", 1, "run every binary's phase sets this many times per QPS setting, the binaries taking turns; the table shows each binary's medians")
+		curve        = flag.String("curve", "", "run nothing; print the scale phases' cost per 1,000 pods and nodes from these results.json files (comma-separated, one per --scale-nodes)")
 		kcmArgs      stringList
 	)
 	flag.Var(&kcmArgs, "kcm-arg", "extra argument for both controller managers, after the QPS flags, e.g. --kcm-arg=--v=2 (repeatable)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return 2, fmt.Errorf("unexpected arguments: %v", flag.Args())
+	}
+	if *curve != "" {
+		var all []*bench.Results
+		for _, path := range splitList(*curve) {
+			r, err := bench.ReadResults(path)
+			if err != nil {
+				return 1, err
+			}
+			all = append(all, r)
+		}
+		fmt.Print(bench.ScaleCurve(all))
+		return 0, nil
 	}
 
 	scenarios, err := bench.SelectScenarios(strings.Split(*phases, ","))
