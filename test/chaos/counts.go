@@ -54,6 +54,14 @@ type Counts struct {
 	Fault *Record
 }
 
+// processEnded says the controller manager's process ended during the
+// fault (killed, or exited on a lost Lease and started again): the Events
+// its recorder had queued but not yet written went with it, upstream's as
+// well as kcm's, and no log line says how many.
+func (n Counts) processEnded() bool {
+	return n.Fault != nil && (n.Fault.Figures["kills"] > 0 || n.Fault.Figures["kcm-restarted"] > 0)
+}
+
 // ignoredCreates are resources whose creates Counts leaves out.
 var ignoredCreates = map[string]bool{
 	"events": true, "events.k8s.io/events": true, "coordination.k8s.io/leases": true,

@@ -50,8 +50,9 @@ type Outcome struct {
 	CountErr error
 	// EventsLost, by run label (kcm, upstream-fault), are the Events a
 	// faulted run lacks when they are its capture's only difference from
-	// the calm run and its log says the recorder dropped at least as many
-	// (events.go). Such a run passes.
+	// the calm run and its log says the recorder dropped at least as many,
+	// or its process ended during the fault (a kill, a lost Lease), taking
+	// the Events still queued with it (events.go). Such a run passes.
 	EventsLost map[string]int
 	// Damage, by faulted run label, is how its end state differs from the
 	// calm run's (damage.go).
@@ -59,7 +60,8 @@ type Outcome struct {
 }
 
 // Failed says whether kcm's run differs from upstream's calm one by more
-// than Events the recorder dropped, the run errored, or kcm's log has a
+// than Events the recorder dropped or a process took with it, the run
+// errored, or kcm's log has a
 // panic.
 func (o Outcome) Failed() bool {
 	if o.Counts[labelKCM].Panics > 0 {
@@ -73,7 +75,7 @@ func (o Outcome) Failed() bool {
 }
 
 // explainEvents fills o.EventsLost for the faulted runs whose diff is
-// only Events the recorder dropped.
+// only Events the recorder dropped, or lost with a process that ended.
 func (o *Outcome) explainEvents() error {
 	diffs := map[string]string{labelKCM: o.Result.Diff, labelControl: o.Result.ControlDiff}
 	calm, err := os.ReadFile(filepath.Join(o.Result.Dir, labelCalm+".yaml"))
@@ -93,7 +95,7 @@ func (o *Outcome) explainEvents() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
-		if ok && lost <= c.EventsDropped {
+		if ok && (lost <= c.EventsDropped || c.processEnded()) {
 			if o.EventsLost == nil {
 				o.EventsLost = map[string]int{}
 			}
