@@ -18,8 +18,8 @@ import (
 // them), so the harness's own applies and waits never meet the apiserver
 // gone and a difference in the capture is the controller manager's. The
 // controller manager usually loses its Lease while the apiserver is down
-// (7-25 s to be ready on a busy 2-core machine); it is started again, as a
-// kubelet would restart its static pod.
+// (7-25 s to be ready on a busy 2-core machine), and so does kube-scheduler;
+// each is started again, as a kubelet would restart its static pod.
 type restart struct {
 	seed int64
 }
@@ -40,6 +40,7 @@ type restartRun struct {
 	// End) touches it.
 	done              bool
 	etcd, api, kcmRes float64
+	schedRes          float64
 }
 
 func (r *restartRun) AfterStep(ctx context.Context, i int, st *parity.Step) error {
@@ -83,11 +84,20 @@ func (r *restartRun) restart(ctx context.Context) error {
 	if restarted {
 		r.kcmRes = 1
 	}
+	if err != nil {
+		return err
+	}
+	// kube-scheduler loses its Lease too and exits; in the middle of the
+	// steps its pods would stay Pending.
+	restarted, err = r.c.EnsureScheduler(ctx)
+	if restarted {
+		r.schedRes = 1
+	}
 	return err
 }
 
 func (r *restartRun) Close() error { return nil }
 
 func (r *restartRun) figures() map[string]float64 {
-	return map[string]float64{"etcd-down-s": r.etcd, "apiserver-down-s": r.api, "kcm-restarted": r.kcmRes}
+	return map[string]float64{"etcd-down-s": r.etcd, "apiserver-down-s": r.api, "kcm-restarted": r.kcmRes, "scheduler-restarted": r.schedRes}
 }

@@ -30,3 +30,22 @@ func (c *Cluster) waitScheduler(ctx context.Context, p *process) error {
 	}
 	return nil
 }
+
+// EnsureScheduler starts kube-scheduler again, with the command line it
+// was started with, if it has exited (a lost Lease ends it, as it ends
+// the controller manager), and waits for its /healthz: what a kubelet does
+// for its static pod. It reports whether it had to.
+func (c *Cluster) EnsureScheduler(ctx context.Context) (bool, error) {
+	c.opMu.Lock()
+	defer c.opMu.Unlock()
+	p := c.proc(Scheduler)
+	if p == nil || !p.exited() {
+		return false, nil
+	}
+	c.opts.Logf("cluster: kube-scheduler exited; starting it again")
+	np, err := c.start(Scheduler, p.path, p.args)
+	if err != nil {
+		return true, err
+	}
+	return true, c.waitScheduler(ctx, np)
+}
