@@ -10,22 +10,22 @@ import (
 )
 
 // helperControllers are required by most scenarios only to make kwok's
-// nodes usable; Summary credits a scenario to them only when it needs
-// nothing else.
+// nodes usable; Summary credits a scenario to them only when it lists one
+// first (the scenario is about it) or needs nothing else.
 var helperControllers = map[string]bool{"node-lifecycle-controller": true, "node-ipam-controller": true}
 
 // subjects are the controllers a scenario's outcome is credited to: its
-// required controllers (canonical names) but the helpers.
+// required controllers (canonical names) but the helpers after the first.
 func subjects(s *parity.Scenario) []string {
 	reg := parity.DefaultRegistry()
 	var all, main []string
-	for _, req := range s.Requires {
+	for i, req := range s.Requires {
 		name, ok := reg.Canonical(req)
 		if !ok {
 			name = req
 		}
 		all = append(all, name)
-		if !helperControllers[name] {
+		if i == 0 || !helperControllers[name] {
 			main = append(main, name)
 		}
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestSubjects: the helpers that make kwok's nodes usable are credited
-// only when a scenario needs nothing else; aliases become canonical names.
+// only when a scenario lists one first or needs nothing else; aliases
+// become canonical names.
 func TestSubjects(t *testing.T) {
 	for _, tc := range []struct {
 		requires []string
@@ -19,6 +20,7 @@ func TestSubjects(t *testing.T) {
 	}{
 		{[]string{"job-controller", "node-lifecycle-controller", "node-ipam-controller"}, "job-controller"},
 		{[]string{"node-lifecycle-controller"}, "node-lifecycle-controller"},
+		{[]string{"node-lifecycle-controller", "taint-eviction-controller", "node-ipam-controller"}, "node-lifecycle-controller taint-eviction-controller"},
 		{[]string{"deployment", "replicaset"}, "deployment-controller replicaset-controller"},
 	} {
 		if got := strings.Join(subjects(&parity.Scenario{Requires: tc.requires}), " "); got != tc.want {
