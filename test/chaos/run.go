@@ -61,8 +61,7 @@ type Outcome struct {
 
 // Failed says whether kcm's run differs from upstream's calm one by more
 // than Events the recorder dropped or a process took with it, the run
-// errored, or kcm's log has a
-// panic.
+// errored, or kcm's log has a panic.
 func (o Outcome) Failed() bool {
 	if o.Counts[labelKCM].Panics > 0 {
 		return true

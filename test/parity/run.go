@@ -215,23 +215,19 @@ func runScenario(ctx context.Context, s *Scenario, opts Options) Result {
 // (from) into dir: its capture, metrics files and work dir. An error
 // wrapping fs.ErrNotExist means from has no such run.
 func reuseCalm(from, dir, label string) (string, Families, error) {
-	text, err := os.ReadFile(filepath.Join(from, label+".yaml"))
-	if err != nil {
-		return "", nil, err
-	}
-	data, err := os.ReadFile(filepath.Join(from, label+".metrics.json"))
-	if err != nil {
-		return "", nil, err
-	}
-	var fams Families
-	if err := json.Unmarshal(data, &fams); err != nil {
-		return "", nil, err
-	}
+	files := map[string][]byte{}
 	for _, name := range []string{label + ".yaml", label + ".metrics.json", label + ".metrics.txt"} {
 		b, err := os.ReadFile(filepath.Join(from, name))
 		if err != nil {
 			return "", nil, err
 		}
+		files[name] = b
+	}
+	var fams Families
+	if err := json.Unmarshal(files[label+".metrics.json"], &fams); err != nil {
+		return "", nil, err
+	}
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return "", nil, err
 		}
@@ -243,7 +239,7 @@ func reuseCalm(from, dir, label string) (string, Families, error) {
 			return "", nil, err
 		}
 	}
-	return string(text), fams, nil
+	return string(files[label+".yaml"]), fams, nil
 }
 
 // binaryRun is one scenario on one fresh cluster with one binary.
