@@ -14,15 +14,7 @@ import (
 func TestCount(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeTestFile(t, dir, name, text) }
 	write("chaos-fault.json", `{"Fault": "throttle", "Start": "2026-12-06T03:00:10Z", "End": "2026-12-06T03:00:20Z", "Figures": {"apf-rejected": 2}}`)
 	ev := func(id, verb, res, sub, group, uri string, code int, at time.Duration) string {
 		return `{"auditID":"` + id + `","stage":"ResponseComplete","verb":"` + verb + `","requestURI":"` + uri +
@@ -88,5 +80,17 @@ func TestLastThrottled(t *testing.T) {
 	}
 	if last, err := lastThrottled(path); err != nil || !last.IsZero() {
 		t.Errorf("without a 429: %v, %v", last, err)
+	}
+}
+
+// writeTestFile writes text to dir/name, making its directories.
+func writeTestFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

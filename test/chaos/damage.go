@@ -30,7 +30,8 @@ func (d Damage) None() bool {
 	return len(d.Missing) == 0 && len(d.Surplus) == 0 && len(d.FinalizersLeft) == 0 && d.Doubled == 0 && d.Lost == 0
 }
 
-// String is "-" or e.g. "missing 1 (Pod a/x) finalizers 2 completions +1".
+// String is "-" or e.g. "missing 1 (Pod a/x); finalizers left 1 (Pod
+// a/y: f); completions +1".
 func (d Damage) String() string {
 	if d.None() {
 		return "-"

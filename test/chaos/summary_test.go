@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,16 +34,7 @@ func TestSubjects(t *testing.T) {
 // sums it up per controller.
 func TestLoadAndSummary(t *testing.T) {
 	out := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		p := filepath.Join(out, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeTestFile(t, out, name, text) }
 	audit := func(creates int) string {
 		var b strings.Builder
 		for i := range creates {
