@@ -49,7 +49,8 @@ var metadataDropped = []string{"uid", "resourceVersion", "creationTimestamp", "m
 //   - ownerReferences pointing at a captured object carry its normalised
 //     name;
 //   - strings that are IP addresses replaced by <ip-N>, numbered in order
-//     of appearance in the output;
+//     of appearance in the output; a finished pod's podIP and podIPs
+//     dropped (dropFinishedPodIPs);
 //   - lists whose order means nothing and races (a Node's taints) sorted;
 //   - a CertificateSigningRequest's certificate replaced by a summary of
 //     what two signers must agree on (certificates.go);
@@ -110,6 +111,7 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 	for _, o := range objects {
 		m := scrubMeta(o.UnstructuredContent(), owners)
 		summarizeCertificate(o.GetKind(), m)
+		dropFinishedPodIPs(o.GetKind(), m)
 		m = w.walk(m).(map[string]any)
 		sortUnordered(o.GetKind(), m)
 		for _, p := range ignores {
@@ -158,6 +160,29 @@ func (n *Normalizer) Normalize(c *Capture) (string, error) {
 		fmt.Fprintf(&b, "--- # Events\n%s", y)
 	}
 	return b.String(), nil
+}
+
+// dropFinishedPodIPs removes status.podIP and status.podIPs from a pod in
+// phase Succeeded or Failed. They are kwok's bookkeeping, not a
+// controller's: kwok hands out IPs from per-CIDR pools whose state depends
+// on timing (a pod it reaches before its node's podCIDR, a released IP
+// handed out again), so two runs can number a finished pod's IP
+// differently, and no controller reads a finished pod's IP (endpoints
+// leave terminal pods out). A running pod's IPs stay: EndpointSlices are
+// checked against them.
+func dropFinishedPodIPs(kind string, obj map[string]any) {
+	if kind != "Pod" {
+		return
+	}
+	status, _ := obj["status"].(map[string]any)
+	if status == nil {
+		return
+	}
+	if phase, _ := status["phase"].(string); phase != "Succeeded" && phase != "Failed" {
+		return
+	}
+	delete(status, "podIP")
+	delete(status, "podIPs")
 }
 
 // scrubMeta returns a deep copy of obj without the metadata fields no two

@@ -73,6 +73,11 @@ func TestNormalizeObject(t *testing.T) {
 		want:    []string{"hostIP: <ip-1>", "podIP: <ip-2>", "- ip: <ip-2>", "- ip: <ip-3>"},
 		notWant: []string{"10.244", "fd00"},
 	}, {
+		name:    "a finished pod's IPs are dropped and take no number",
+		in:      `{apiVersion: v1, kind: Pod, metadata: {name: a, namespace: ns}, status: {phase: Succeeded, hostIP: 10.0.0.9, podIP: 10.244.1.7, podIPs: [{ip: 10.244.1.7}]}}`,
+		want:    []string{"hostIP: <ip-1>", "phase: Succeeded"},
+		notWant: []string{"podIP", "<ip-2>"},
+	}, {
 		name: "CIDRs and non-IP strings are kept",
 		in:   `{apiVersion: v1, kind: Node, metadata: {name: node1}, spec: {podCIDR: 10.244.1.0/24, providerID: "kwok://node1"}}`,
 		want: []string{"podCIDR: 10.244.1.0/24", "providerID: kwok://node1", "--- # Node node1"},
