@@ -69,7 +69,9 @@ type election struct {
 // successor leads within a retry period instead of a full lease duration,
 // and never while the old leader's controllers still act. A lease lost any
 // other way, a preferred holder's included, stops the process at once with
-// exit code 1, as upstream does; the Lease is left to expire.
+// exit code 1, as upstream does; the Lease is left to expire. A standby in an
+// uncoordinated election waits for that expiry itself (awaitExpiry) and so
+// takes over sooner after a leader dies.
 func (e *election) run(ctx context.Context, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	ns, name, id := e.config.ResourceNamespace, e.config.ResourceName, e.lock.Identity()
@@ -162,6 +164,9 @@ func (e *election) run(ctx context.Context, run func(context.Context) error) err
 	}
 
 	logger.Info("Campaigning for leadership", "lease", klog.KRef(ns, name), "identity", id, "coordinated", cand != nil)
+	if cand == nil {
+		e.awaitExpiry(electionCtx)
+	}
 	elector.Run(electionCtx)
 
 	mu.Lock()
