@@ -27,9 +27,9 @@ const takeoverJitter = 0.1
 // notices the expiry only at its next read. After the leader is killed the
 // successor so leads between 15 and about 24 s later with the default 15 s
 // duration. Here the Lease is read every retry period plus at most 10%, and
-// taken over at the first read once the same record has been seen for the
-// Lease's duration: at most a duration plus 1.1 retry periods (17.2 s) after
-// the leader's last renewal. The rule is client-go's, by the reader's own
+// once more just after the same record has been seen for the Lease's
+// duration, when it is taken over: at most a duration plus 1.1 retry
+// periods (17.2 s) after the leader's last renewal. The rule is client-go's, by the reader's own
 // clock, never the holder's RenewTime, so clock skew cannot make two
 // leaders; a concurrent taker loses on the Lease's resourceVersion.
 func (e *election) awaitExpiry(ctx context.Context) {
@@ -40,6 +40,7 @@ func (e *election) awaitExpiry(ctx context.Context) {
 		seenAt time.Time // when it was first read
 	)
 	for {
+		var expires time.Time // seenAt plus the record's duration, held by another
 		rec, raw, err := e.lock.Get(ctx)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -53,19 +54,35 @@ func (e *election) awaitExpiry(ctx context.Context) {
 			return
 		case !bytes.Equal(raw, seen):
 			seen, seenAt = raw, time.Now()
-		case time.Since(seenAt) > time.Duration(rec.LeaseDurationSeconds)*time.Second:
+			expires = seenAt.Add(leaseDuration(rec))
+		case time.Since(seenAt) > leaseDuration(rec):
 			if e.takeOver(ctx, rec) {
 				logger.Info("Took over an expired leader election lease", "lease", e.lock.Describe(),
 					"previousHolder", rec.HolderIdentity, "unchangedFor", time.Since(seenAt).Round(time.Millisecond))
 				return
 			}
+		default:
+			expires = seenAt.Add(leaseDuration(rec))
+		}
+		// The next read: a retry period on, or just after the expiry if
+		// that comes sooner, so the expiry is not noticed a period late.
+		next := wait.Jitter(e.config.RetryPeriod.Duration, takeoverJitter)
+		if !expires.IsZero() {
+			next = min(next, time.Until(expires)+expiryMargin)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait.Jitter(e.config.RetryPeriod.Duration, takeoverJitter)):
+		case <-time.After(next):
 		}
 	}
+}
+
+// expiryMargin is how long after a Lease's expiry a standby reads it.
+const expiryMargin = 10 * time.Millisecond
+
+func leaseDuration(rec *resourcelock.LeaderElectionRecord) time.Duration {
+	return time.Duration(rec.LeaseDurationSeconds) * time.Second
 }
 
 // takeOver writes this process into the Lease last read, as client-go's
