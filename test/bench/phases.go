@@ -99,6 +99,11 @@ type Params struct {
 	// each) and Services (0: 500, 1000).
 	ScaleNodes    int `json:"scaleNodes,omitempty"`
 	ScaleServices int `json:"scaleServices,omitempty"`
+	// NodeLeaseSeconds is kwok's --node-lease-duration-seconds (0: 40, as
+	// kwokctl; kwok renews at a quarter of it). A machine too small for
+	// the nodes' heartbeats lengthens it, with the controller managers'
+	// --node-monitor-grace-period through ExtraArgs, the same for both.
+	NodeLeaseSeconds int `json:"nodeLeaseSeconds,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).

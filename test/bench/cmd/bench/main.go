@@ -76,6 +76,7 @@ func run() (int, error) {
 		draReplicas  = flag.Int("dra-replicas", 10, "replicas per Deployment of the dra phases")
 		draTaints    = flag.Int("dra-taints", 10, "allocated devices the dra taint phase taints NoExecute")
 		scaleNodes   = flag.Int("scale-nodes", 500, "kwok nodes of the scale phases (30 pods each: 2 daemon pods and 28 from Deployments of 100)")
+		nodeLease    = flag.Int("node-lease-seconds", 40, "kwok's --node-lease-duration-seconds (it renews at a quarter of it); lengthen it, with --kcm-arg=--node-monitor-grace-period=…, where the machine cannot carry the nodes' heartbeats")
 		scaleSvcs    = flag.Int("scale-services", 1000, "Services the scale services phase creates, each over a Deployment")
 		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
 		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
@@ -129,7 +130,7 @@ func run() (int, error) {
 			Services: *services, ServiceReplicas: *svcReplicas, ServiceScaleTo: *svcScaleTo,
 			JobNodes: *jobNodes, JobCompletions: *jobCompl, JobParallelism: *jobPar, SmallJobs: *smallJobs, SmallJobCompletions: *smallCompl,
 			DRANodes: *draNodes, DRADeployments: *draDeploys, DRAReplicas: *draReplicas, DRATaints: *draTaints,
-			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs,
+			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs, NodeLeaseSeconds: *nodeLease,
 		},
 		ExtraArgs:    kcmArgs,
 		StartTimeout: *startTimeout,
