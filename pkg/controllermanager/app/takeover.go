@@ -29,9 +29,10 @@ const takeoverJitter = 0.1
 // duration. Here the Lease is read every retry period plus at most 10%, and
 // once more just after the same record has been seen for the Lease's
 // duration, when it is taken over: at most a duration plus 1.1 retry
-// periods (17.2 s) after the leader's last renewal. The rule is client-go's, by the reader's own
-// clock, never the holder's RenewTime, so clock skew cannot make two
-// leaders; a concurrent taker loses on the Lease's resourceVersion.
+// periods (17.2 s) after the leader's last renewal. The rule is client-go's,
+// by the reader's own clock, never the holder's RenewTime, so clock skew
+// cannot make two leaders; a concurrent taker loses on the Lease's
+// resourceVersion.
 func (e *election) awaitExpiry(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	id := e.lock.Identity()
