@@ -434,13 +434,13 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 			for j := i + 1; j < n; j++ {
 				r.Phases[j].Detail = "after " + p.Name + " " + pr.Status
 			}
+			// A timed-out phase at a large size is often all a run
+			// gets to: its heap is the largest one measured.
+			saveHeap(ctx, cfg, c, r)
 			return windows, false
 		}
 	}
-	// The heap at the end, for its largest retainers.
-	if err := saveHeapProfile(ctx, c, filepath.Join(r.WorkDir, "heap.pprof")); err != nil {
-		cfg.logf("bench: heap profile: %v", err)
-	}
+	saveHeap(ctx, cfg, c, r)
 	if cfg.Drain > 0 {
 		start := time.Now()
 		cfg.logf("bench: drain: %v for requests still on their way", cfg.Drain)
@@ -630,4 +630,12 @@ func writeFile(path, s string) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
+}
+
+// saveHeap writes the controller manager's heap profile to the run's
+// heap.pprof, for its largest retainers.
+func saveHeap(ctx context.Context, cfg *Config, c *cluster.Cluster, r *RunResult) {
+	if err := saveHeapProfile(ctx, c, filepath.Join(r.WorkDir, "heap.pprof")); err != nil {
+		cfg.logf("bench: heap profile: %v", err)
+	}
 }
