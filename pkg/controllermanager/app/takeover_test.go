@@ -37,7 +37,8 @@ func leaseOf(t *testing.T, client kubernetes.Interface) *coordinationv1.Lease {
 func TestStandbyTakesOverALeaseNobodyRenews(t *testing.T) {
 	client := fake.NewClientset(heldLease(1, 4))
 	e := testElection(t, client, nil, nil)
-	e.config.RetryPeriod.Duration = time.Second
+	// client-go wants the renew deadline above 1.2 retry periods.
+	e.config.RetryPeriod.Duration, e.config.RenewDeadline.Duration = time.Second, 1500*time.Millisecond
 	begin := time.Now()
 	started, _ := campaign(t, e)
 	select {
