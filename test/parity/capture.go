@@ -38,7 +38,7 @@ func (c *capturer) capture(ctx context.Context) (*Capture, error) {
 			}
 			for _, o := range objs {
 				reason, _, _ := unstructured.NestedString(o.Object, "reason")
-				if (len(spec.Sources) == 0 || slices.Contains(spec.Sources, eventSource(o))) &&
+				if !harnessEvent(o) && (len(spec.Sources) == 0 || slices.Contains(spec.Sources, eventSource(o))) &&
 					(len(spec.Reasons) == 0 || slices.Contains(spec.Reasons, reason)) {
 					out.Events = append(out.Events, o)
 				}
@@ -97,6 +97,22 @@ func (s CaptureSpec) isEvents() bool {
 }
 
 // eventSource is the component that reported an Event.
+// apiserverEventSources are the apiserver's own controllers that record
+// Events: its ClusterIP and NodePort repair loops.
+var apiserverEventSources = []string{"ipallocator-repair-controller", "portallocator-repair-controller"}
+
+// harnessEvent reports an Event that says nothing about the controllers
+// under test, so that no capture keeps it: the apiserver's own (its repair
+// loop's ClusterIPNotAllocated when the kubernetes Service races its start)
+// and a controller manager's LeaderElection on its Lease, one per process
+// start, which counts the harness's restarts (chaos moves the controller
+// manager behind a proxy by restarting it).
+func harnessEvent(e *unstructured.Unstructured) bool {
+	reason, _, _ := unstructured.NestedString(e.Object, "reason")
+	kind, _, _ := unstructured.NestedString(e.Object, "involvedObject", "kind")
+	return reason == "LeaderElection" && kind == "Lease" || slices.Contains(apiserverEventSources, eventSource(e))
+}
+
 func eventSource(e *unstructured.Unstructured) string {
 	if s, _, _ := unstructured.NestedString(e.Object, "reportingComponent"); s != "" {
 		return s
