@@ -96,7 +96,6 @@ func (s CaptureSpec) isEvents() bool {
 	return s.Kind == eventKind && (s.APIVersion == "" || s.APIVersion == "v1")
 }
 
-// eventSource is the component that reported an Event.
 // apiserverEventSources are the apiserver's own controllers that record
 // Events: its ClusterIP and NodePort repair loops.
 var apiserverEventSources = []string{"ipallocator-repair-controller", "portallocator-repair-controller"}
@@ -113,6 +112,7 @@ func harnessEvent(e *unstructured.Unstructured) bool {
 	return reason == "LeaderElection" && kind == "Lease" || slices.Contains(apiserverEventSources, eventSource(e))
 }
 
+// eventSource is the component that reported an Event.
 func eventSource(e *unstructured.Unstructured) string {
 	if s, _, _ := unstructured.NestedString(e.Object, "reportingComponent"); s != "" {
 		return s
