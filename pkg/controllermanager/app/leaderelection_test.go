@@ -146,11 +146,7 @@ func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error
 
 func holderOf(t *testing.T, client kubernetes.Interface) string {
 	t.Helper()
-	lease, err := client.CoordinationV1().Leases(testNamespace).Get(context.Background(), testLease, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ptr.Deref(lease.Spec.HolderIdentity, "")
+	return ptr.Deref(leaseOf(t, client).Spec.HolderIdentity, "")
 }
 
 func TestCoordinatedElection(t *testing.T) {

@@ -52,7 +52,7 @@ func TestStandbyTakesOverALeaseNobodyRenews(t *testing.T) {
 		t.Errorf("led %v after the first read of a 1s Lease, want between 1s and 1.8s", took)
 	}
 	lease := leaseOf(t, client)
-	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != testID {
+	if h := holderOf(t, client); h != testID {
 		t.Errorf("holder %q, want %q", h, testID)
 	}
 	if n := ptr.Deref(lease.Spec.LeaseTransitions, 0); n != 5 {
@@ -97,7 +97,7 @@ func TestStandbyLeavesARenewedLease(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("election ended with %v", err)
 	}
-	if h := ptr.Deref(leaseOf(t, client).Spec.HolderIdentity, ""); h != "other" {
+	if h := holderOf(t, client); h != "other" {
 		t.Errorf("holder %q, want other", h)
 	}
 }
