@@ -42,15 +42,17 @@ type Host struct {
 
 // ConfigSummary is the Config as recorded in results.json.
 type ConfigSummary struct {
-	Params      Params        `json:"params"`
-	PhaseSets   []string      `json:"phaseSets"`
-	Phases      []PhaseInfo   `json:"phases"`
-	Binaries    []string      `json:"binaries"`
-	QPSSettings []string      `json:"qpsSettings"`
-	ExtraArgs   []string      `json:"extraArgs,omitempty"`
-	Settle      time.Duration `json:"settle"`
-	Drain       time.Duration `json:"drain,omitempty"`
-	Force       bool          `json:"force,omitempty"`
+	Params      Params      `json:"params"`
+	PhaseSets   []string    `json:"phaseSets"`
+	Phases      []PhaseInfo `json:"phases"`
+	Binaries    []string    `json:"binaries"`
+	QPSSettings []string    `json:"qpsSettings"`
+	ExtraArgs   []string    `json:"extraArgs,omitempty"`
+	// SchedulerArgs are kube-scheduler's extra arguments.
+	SchedulerArgs []string      `json:"schedulerArgs,omitempty"`
+	Settle        time.Duration `json:"settle"`
+	Drain         time.Duration `json:"drain,omitempty"`
+	Force         bool          `json:"force,omitempty"`
 	// Repeat is how many times every run was made (absent: once).
 	Repeat int `json:"repeat,omitempty"`
 }
@@ -450,8 +452,15 @@ func (r *Results) Markdown() string {
 		strings.Join(r.Config.Binaries, ", "), strings.Join(r.Config.QPSSettings, ", "))
 	fmt.Fprintf(&b, "Sizes: %d nodes, %d Deployments × %d replicas, scaled to %d; %d new nodes; idle %v; phase timeout %v.\n",
 		p.Nodes, p.Deployments, p.Replicas, p.ScaleTo, p.NewNodes, p.Idle, p.PhaseTimeout)
+	if slices.Contains(r.Config.PhaseSets, "scale") {
+		fmt.Fprintf(&b, "Scale phases: %d nodes × 30 pods, %d Services; kwok's node leases %d s.\n",
+			orDefault(p.ScaleNodes, defaultScaleNodes), orDefault(p.ScaleServices, defaultScaleServices), orDefault(p.NodeLeaseSeconds, 40))
+	}
 	if len(r.Config.ExtraArgs) > 0 {
 		fmt.Fprintf(&b, "Extra controller manager arguments: `%s`.\n", strings.Join(r.Config.ExtraArgs, " "))
+	}
+	if len(r.Config.SchedulerArgs) > 0 {
+		fmt.Fprintf(&b, "Extra kube-scheduler arguments: `%s`.\n", strings.Join(r.Config.SchedulerArgs, " "))
 	}
 	if r.Interrupted {
 		b.WriteString("\n**Interrupted: figures are partial.**\n")

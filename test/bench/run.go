@@ -62,6 +62,9 @@ type Config struct {
 	// ExtraArgs are appended to both controller managers' command lines,
 	// after the QPS flags.
 	ExtraArgs []string
+	// SchedulerArgs are appended to kube-scheduler's command line, the same
+	// for both binaries (sig-scalability's large jobs raise its QPS).
+	SchedulerArgs []string
 	// StartTimeout bounds each process's start (test/cluster).
 	StartTimeout time.Duration
 	// Settle is how long to let a new controller manager start its
@@ -233,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 func (cfg *Config) repetitions() int { return max(cfg.Repeat, 1) }
 
 func (cfg *Config) summary() ConfigSummary {
-	s := ConfigSummary{Params: cfg.Params, Binaries: cfg.Binaries, ExtraArgs: cfg.ExtraArgs, Settle: cfg.Settle, Drain: cfg.Drain, Force: cfg.Force}
+	s := ConfigSummary{Params: cfg.Params, Binaries: cfg.Binaries, ExtraArgs: cfg.ExtraArgs, SchedulerArgs: cfg.SchedulerArgs, Settle: cfg.Settle, Drain: cfg.Drain, Force: cfg.Force}
 	if cfg.repetitions() > 1 {
 		s.Repeat = cfg.repetitions()
 	}
@@ -349,7 +352,7 @@ func measure(ctx context.Context, cfg *Config, r *RunResult, sc Scenario, n int,
 		// The only scheduler needs no lease. With one, a loaded machine
 		// can keep it from renewing in time: it exits ("Leaderelection
 		// lost") and the phase waits for pods nobody schedules.
-		ExtraSchedulerArgs: []string{"--leader-elect=false"},
+		ExtraSchedulerArgs: append([]string{"--leader-elect=false"}, cfg.SchedulerArgs...),
 		StartTimeout:       cfg.StartTimeout,
 		Logf:               cfg.Logf,
 	})

@@ -90,8 +90,10 @@ func run() (int, error) {
 		repeat       = flag.Int("repeat", 1, "run every binary's phase sets this many times per QPS setting, the binaries taking turns; the table shows each binary's medians")
 		curve        = flag.String("curve", "", "run nothing; print the scale phases' cost per 1,000 pods and nodes from these results.json files (comma-separated, one per --scale-nodes)")
 		kcmArgs      stringList
+		schedArgs    stringList
 	)
 	flag.Var(&kcmArgs, "kcm-arg", "extra argument for both controller managers, after the QPS flags, e.g. --kcm-arg=--v=2 (repeatable)")
+	flag.Var(&schedArgs, "scheduler-arg", "extra argument for kube-scheduler, the same for both binaries' runs, e.g. --scheduler-arg=--kube-api-qps=100 (repeatable)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return 2, fmt.Errorf("unexpected arguments: %v", flag.Args())
@@ -132,13 +134,14 @@ func run() (int, error) {
 			DRANodes: *draNodes, DRADeployments: *draDeploys, DRAReplicas: *draReplicas, DRATaints: *draTaints,
 			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs, NodeLeaseSeconds: *nodeLease,
 		},
-		ExtraArgs:    kcmArgs,
-		StartTimeout: *startTimeout,
-		Settle:       *settle,
-		Force:        *force,
-		Repeat:       *repeat,
-		Drain:        *drain,
-		Logf:         log.Printf,
+		ExtraArgs:     kcmArgs,
+		SchedulerArgs: schedArgs,
+		StartTimeout:  *startTimeout,
+		Settle:        *settle,
+		Force:         *force,
+		Repeat:        *repeat,
+		Drain:         *drain,
+		Logf:          log.Printf,
 	}
 	for _, s := range splitList(*qpsSettings) {
 		q, err := bench.ParseQPSSetting(s)
