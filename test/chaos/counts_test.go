@@ -56,30 +56,45 @@ func TestCount(t *testing.T) {
 	}
 }
 
-// TestLastThrottled: the last 429 of the audit log, zero without one.
-func TestLastThrottled(t *testing.T) {
+// TestRetries: the last 429 of the audit log, and the 429s whose request
+// has not been made again since; zero without a 429.
+func TestRetries(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
 	at := time.Date(2026, 12, 7, 18, 45, 0, 0, time.UTC)
-	line := func(id string, code int, d time.Duration) string {
-		return `{"auditID":"` + id + `","stage":"ResponseComplete","verb":"create","responseStatus":{"code":` + strconv.Itoa(code) +
+	line := func(id, uri string, code int, d time.Duration) string {
+		return `{"auditID":"` + id + `","stage":"ResponseComplete","verb":"create","requestURI":"` + uri +
+			`","user":{"username":"system:kube-controller-manager"},"userAgent":"kcm/job-controller","responseStatus":{"code":` + strconv.Itoa(code) +
 			`},"requestReceivedTimestamp":"` + at.Add(d).Format(time.RFC3339Nano) + `"}` + "\n"
 	}
-	if err := os.WriteFile(path, []byte(line("1", 429, time.Second)+line("2", 429, 3*time.Second)+line("3", 201, 5*time.Second)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	last, err := lastThrottled(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !last.Equal(at.Add(3 * time.Second)) {
-		t.Errorf("last 429 at %v, want %v", last, at.Add(3*time.Second))
-	}
-	if err := os.WriteFile(path, []byte(line("3", 201, 5*time.Second)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if last, err := lastThrottled(path); err != nil || !last.IsZero() {
-		t.Errorf("without a 429: %v, %v", last, err)
+	const pods, events = "/api/v1/namespaces/a/pods", "/api/v1/namespaces/a/events"
+	for _, c := range []struct {
+		name    string
+		log     string
+		last    time.Duration // 0: none
+		waiting int
+	}{
+		{"two 429s, neither retried", line("1", pods, 429, time.Second) + line("2", events, 429, 3*time.Second), 3 * time.Second, 2},
+		{"one retried", line("1", pods, 429, time.Second) + line("2", events, 429, 3*time.Second) + line("3", pods, 201, 5*time.Second), 3 * time.Second, 1},
+		{"a retry answered 429 again", line("1", pods, 429, time.Second) + line("2", pods, 429, 3*time.Second), 3 * time.Second, 1},
+		{"all retried", line("1", pods, 429, time.Second) + line("2", pods, 201, 2*time.Second), time.Second, 0},
+		{"an earlier request is no retry", line("0", pods, 201, 0) + line("1", pods, 429, time.Second), time.Second, 1},
+		{"no 429", line("3", pods, 201, 5*time.Second), 0, 0},
+	} {
+		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := readRetries(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := time.Time{}
+		if c.last > 0 {
+			want = at.Add(c.last)
+		}
+		if !r.last.Equal(want) || r.waiting != c.waiting {
+			t.Errorf("%s: last %v waiting %d, want %v and %d", c.name, r.last, r.waiting, want, c.waiting)
+		}
 	}
 }
 

@@ -112,13 +112,19 @@ type throttleRun struct {
 // while a level keeps dropping).
 const maxRetryAfter = 32 * time.Second
 
+// retryPoll is how often End reads the audit log while it waits for retries.
+const retryPoll = time.Second
+
 // End reads how many requests the apiserver rejected for the level,
 // deletes the FlowSchema and the level, and then waits until every request
 // that got a 429 has been retried: client-go's rest client sleeps for the
 // Retry-After before it tries again, so a write rejected just before the
 // fault ended (an Event, a pod's delete) would otherwise land after
 // parity's settle, whose quiet period is 3 s, had captured the state.
-// That is maxRetryAfter after the last 429 the audit log shows.
+// The audit log does not record a 429's Retry-After, so End watches it for
+// the retries themselves (the same request again), and gives up waiting
+// maxRetryAfter after the last 429: a caller that gave up on the request
+// may never repeat it as it was.
 func (r *throttleRun) End(ctx context.Context) error {
 	m, err := scrape(ctx, r.c)
 	if err != nil {
@@ -133,35 +139,69 @@ func (r *throttleRun) End(ctx context.Context) error {
 	if err := fc.PriorityLevelConfigurations().Delete(ctx, throttleLevel, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("chaos: throttle: %w", err)
 	}
-	last, err := lastThrottled(r.c.AuditLogPath)
-	if err != nil {
-		return err
-	}
-	if wait := time.Until(last.Add(maxRetryAfter + time.Second)); wait > 0 {
-		r.logf("chaos: throttle: waiting %s for the retries of the last 429 (%s)", wait.Round(time.Millisecond), last.Format(time.StampMilli))
+	start := time.Now()
+	for {
+		w, err := readRetries(r.c.AuditLogPath)
+		if err != nil {
+			return err
+		}
+		if w.waiting == 0 || time.Now().After(w.last.Add(maxRetryAfter+time.Second)) {
+			if w.waiting > 0 {
+				r.logf("chaos: throttle: %d request(s) answered 429 not retried %s after the last 429 (%s)", w.waiting, maxRetryAfter, w.last.Format(time.StampMilli))
+			}
+			r.logf("chaos: throttle: retries of the 429s seen in %s", time.Since(start).Round(time.Millisecond))
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(retryPoll):
 		}
 	}
-	return nil
 }
 
-// lastThrottled is when the last request answered 429 was received (zero
-// if none was).
-func lastThrottled(auditLog string) (time.Time, error) {
+// retries is what an audit log says of the requests answered 429.
+type retries struct {
+	// last is when the last request answered 429 was received (zero if
+	// none was).
+	last time.Time
+	// waiting counts the 429s not followed by the same request (user, user
+	// agent, verb and URI) received later: a retry not yet made.
+	waiting int
+}
+
+func readRetries(auditLog string) (retries, error) {
 	events, err := cluster.ReadAuditEvents(auditLog)
 	if err != nil {
-		return time.Time{}, err
+		return retries{}, err
 	}
-	var last time.Time
+	return retriesOf(events), nil
+}
+
+func retriesOf(events []cluster.AuditEvent) retries {
+	type request struct{ user, agent, verb, uri string }
+	latest := map[request]time.Time{}
+	var throttled []cluster.AuditEvent
+	var r retries
 	for _, e := range events {
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 429 && e.RequestReceivedTimestamp.After(last) {
-			last = e.RequestReceivedTimestamp
+		k := request{e.User.Username, e.UserAgent, e.Verb, e.RequestURI}
+		if e.RequestReceivedTimestamp.After(latest[k]) {
+			latest[k] = e.RequestReceivedTimestamp
+		}
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 429 {
+			throttled = append(throttled, e)
+			if e.RequestReceivedTimestamp.After(r.last) {
+				r.last = e.RequestReceivedTimestamp
+			}
 		}
 	}
-	return last, nil
+	for _, e := range throttled {
+		k := request{e.User.Username, e.UserAgent, e.Verb, e.RequestURI}
+		if !latest[k].After(e.RequestReceivedTimestamp) {
+			r.waiting++
+		}
+	}
+	return r
 }
 
 func (r *throttleRun) Close() error { return nil }
