@@ -430,6 +430,7 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 		} else {
 			cfg.logf("bench: phase %s: heap in use: %v", p.Name, herr)
 		}
+		saveHeap(ctx, cfg, c, r, p.Name)
 		setStatus(pr, err)
 		windows = append(windows, Window{Name: p.Name, Start: pr.Start, End: pr.End})
 		cfg.logf("bench: phase %s: %s in %.1fs %s", p.Name, pr.Status, pr.End.Sub(pr.Start).Seconds(), pr.Detail)
@@ -437,13 +438,9 @@ func runPhases(ctx context.Context, cfg *Config, c *cluster.Cluster, sampler *Sa
 			for j := i + 1; j < n; j++ {
 				r.Phases[j].Detail = "after " + p.Name + " " + pr.Status
 			}
-			// A timed-out phase at a large size is often all a run
-			// gets to: its heap is the largest one measured.
-			saveHeap(ctx, cfg, c, r)
 			return windows, false
 		}
 	}
-	saveHeap(ctx, cfg, c, r)
 	if cfg.Drain > 0 {
 		start := time.Now()
 		cfg.logf("bench: drain: %v for requests still on their way", cfg.Drain)
@@ -635,10 +632,12 @@ func writeFile(path, s string) error {
 	return nil
 }
 
-// saveHeap writes the controller manager's heap profile to the run's
-// heap.pprof, for its largest retainers.
-func saveHeap(ctx context.Context, cfg *Config, c *cluster.Cluster, r *RunResult) {
-	if err := saveHeapProfile(ctx, c, filepath.Join(r.WorkDir, "heap.pprof")); err != nil {
+// saveHeap writes the controller manager's heap profile at the end of a
+// phase to the run's heap-<phase>.pprof, for its largest retainers: the
+// heap peaks in the middle of a scale run (after outage), not at its end,
+// and a timed-out phase at a large size is often all a run gets to.
+func saveHeap(ctx context.Context, cfg *Config, c *cluster.Cluster, r *RunResult, phase string) {
+	if err := saveHeapProfile(ctx, c, filepath.Join(r.WorkDir, "heap-"+phase+".pprof")); err != nil {
 		cfg.logf("bench: heap profile: %v", err)
 	}
 }
