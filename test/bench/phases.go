@@ -104,6 +104,9 @@ type Params struct {
 	// the nodes' heartbeats lengthens it, with the controller managers'
 	// --node-monitor-grace-period through ExtraArgs, the same for both.
 	NodeLeaseSeconds int `json:"nodeLeaseSeconds,omitempty"`
+	// KwokParallelism is each kwok's pods, nodes and leases worked on at
+	// once (0: kwok's 4), the same for both binaries (cluster.Options).
+	KwokParallelism int `json:"kwokParallelism,omitempty"`
 	// Idle is the length of the idle phase.
 	Idle time.Duration `json:"idle"`
 	// PhaseTimeout bounds every phase (and every setup).

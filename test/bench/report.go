@@ -453,8 +453,8 @@ func (r *Results) Markdown() string {
 	fmt.Fprintf(&b, "Sizes: %d nodes, %d Deployments × %d replicas, scaled to %d; %d new nodes; idle %v; phase timeout %v.\n",
 		p.Nodes, p.Deployments, p.Replicas, p.ScaleTo, p.NewNodes, p.Idle, p.PhaseTimeout)
 	if slices.Contains(r.Config.PhaseSets, "scale") {
-		fmt.Fprintf(&b, "Scale phases: %d nodes × 30 pods, %d Services; kwok's node leases %d s.\n",
-			orDefault(p.ScaleNodes, defaultScaleNodes), orDefault(p.ScaleServices, defaultScaleServices), orDefault(p.NodeLeaseSeconds, 40))
+		fmt.Fprintf(&b, "Scale phases: %d nodes × 30 pods, %d Services; kwok's node leases %d s, its parallelism %d.\n",
+			orDefault(p.ScaleNodes, defaultScaleNodes), orDefault(p.ScaleServices, defaultScaleServices), orDefault(p.NodeLeaseSeconds, 40), orDefault(p.KwokParallelism, 4))
 	}
 	if len(r.Config.ExtraArgs) > 0 {
 		fmt.Fprintf(&b, "Extra controller manager arguments: `%s`.\n", strings.Join(r.Config.ExtraArgs, " "))

@@ -91,7 +91,28 @@ func (c *Cluster) adjustStages(stages []string) ([]string, error) {
 	if err := os.WriteFile(f, b, 0o644); err != nil {
 		return nil, err
 	}
-	return append(out, f), nil
+	out = append(out, f)
+	if n := c.opts.KwokParallelism; n > 0 {
+		f := filepath.Join(dir, "kwok-configuration.yaml")
+		if err := os.WriteFile(f, kwokConfiguration(n), 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// kwokConfiguration is a KwokConfiguration (kwok reads it from --config
+// beside the stages) that lets kwok work on n pods, n nodes and n node
+// leases at once.
+func kwokConfiguration(n int) []byte {
+	return []byte(fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %[1]d
+  nodePlayStageParallelism: %[1]d
+  nodeLeaseParallelism: %[1]d
+`, n))
 }
 
 // editStage applies edit to a kwok Stage's spec.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,5 +108,46 @@ spec:
 	op, values, tmpl, _ = imageRequirement(t, b)
 	if op != "In" || !slices.Equal(values, UnpullableImages) || !strings.Contains(tmpl, "ErrImagePull") {
 		t.Errorf("pod-image-pull-error: %s %v, template %q", op, values, tmpl)
+	}
+}
+
+// TestKwokParallelism: a positive KwokParallelism adds a KwokConfiguration
+// to kwok's files with it for pod stages, node stages and leases.
+func TestKwokParallelism(t *testing.T) {
+	src := t.TempDir()
+	other := filepath.Join(src, "node-initialize.yaml")
+	if err := os.WriteFile(other, []byte("kind: Stage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{WorkDir: t.TempDir()}
+	files, err := c.adjustStages([]string{other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("without KwokParallelism: files = %v", files)
+	}
+	c.opts.KwokParallelism = 16
+	if files, err = c.adjustStages([]string{other}); err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 || filepath.Base(files[2]) != "kwok-configuration.yaml" {
+		t.Fatalf("files = %v", files)
+	}
+	b, err := os.ReadFile(files[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		APIVersion string         `json:"apiVersion"`
+		Kind       string         `json:"kind"`
+		Options    map[string]int `json:"options"`
+	}
+	if err := yaml.Unmarshal(b, &conf); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"podPlayStageParallelism": 16, "nodePlayStageParallelism": 16, "nodeLeaseParallelism": 16}
+	if conf.APIVersion != "config.kwok.x-k8s.io/v1alpha1" || conf.Kind != "KwokConfiguration" || !maps.Equal(conf.Options, want) {
+		t.Errorf("configuration:\n%s", b)
 	}
 }

@@ -94,6 +94,13 @@ type Options struct {
 	// gives pods an IP of each) and Services may be dual-stack.
 	DualStack bool
 
+	// KwokParallelism, if positive, is how many pod stages, node stages and
+	// node leases each kwok works on at once (kwok's default: 4 each). A
+	// loaded apiserver answers slowly, and four patches in flight then
+	// leave pods Pending for minutes: 2,000 nodes' roll ran at 3 pods/s a
+	// kwok.
+	KwokParallelism int
+
 	// ExtraAPIServerArgs and ExtraSchedulerArgs and ExtraKwokArgs are appended
 	// to the respective command lines (later flags win).
 	ExtraAPIServerArgs, ExtraSchedulerArgs, ExtraKwokArgs []string

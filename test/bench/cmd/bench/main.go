@@ -77,6 +77,7 @@ func run() (int, error) {
 		draTaints    = flag.Int("dra-taints", 10, "allocated devices the dra taint phase taints NoExecute")
 		scaleNodes   = flag.Int("scale-nodes", 500, "kwok nodes of the scale phases (30 pods each: 2 daemon pods and 28 from Deployments of 100)")
 		nodeLease    = flag.Int("node-lease-seconds", 40, "kwok's --node-lease-duration-seconds (it renews at a quarter of it); lengthen it, with --kcm-arg=--node-monitor-grace-period=…, where the machine cannot carry the nodes' heartbeats")
+		kwokPar      = flag.Int("kwok-parallelism", 0, "pods, nodes and node leases each kwok works on at once (0: kwok's default, 4); raise it where a loaded apiserver's slow answers leave pods Pending")
 		scaleSvcs    = flag.Int("scale-services", 1000, "Services the scale services phase creates, each over a Deployment")
 		idle         = flag.Duration("idle", 60*time.Second, "length of the idle phase")
 		phaseTimeout = flag.Duration("phase-timeout", 30*time.Minute, "deadline of every phase and setup; a phase missing it is reported as timed out")
@@ -132,7 +133,7 @@ func run() (int, error) {
 			Services: *services, ServiceReplicas: *svcReplicas, ServiceScaleTo: *svcScaleTo,
 			JobNodes: *jobNodes, JobCompletions: *jobCompl, JobParallelism: *jobPar, SmallJobs: *smallJobs, SmallJobCompletions: *smallCompl,
 			DRANodes: *draNodes, DRADeployments: *draDeploys, DRAReplicas: *draReplicas, DRATaints: *draTaints,
-			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs, NodeLeaseSeconds: *nodeLease,
+			ScaleNodes: *scaleNodes, ScaleServices: *scaleSvcs, NodeLeaseSeconds: *nodeLease, KwokParallelism: *kwokPar,
 		},
 		ExtraArgs:     kcmArgs,
 		SchedulerArgs: schedArgs,
