@@ -148,8 +148,9 @@ func (r *throttleRun) End(ctx context.Context) error {
 		if w.waiting == 0 || time.Now().After(w.last.Add(maxRetryAfter+time.Second)) {
 			if w.waiting > 0 {
 				r.logf("chaos: throttle: %d request(s) answered 429 not retried %s after the last 429 (%s)", w.waiting, maxRetryAfter, w.last.Format(time.StampMilli))
+			} else {
+				r.logf("chaos: throttle: every 429's retry seen after %s", time.Since(start).Round(time.Millisecond))
 			}
-			r.logf("chaos: throttle: retries of the 429s seen in %s", time.Since(start).Round(time.Millisecond))
 			return nil
 		}
 		select {
