@@ -454,7 +454,7 @@ func (r *Results) Markdown() string {
 		p.Nodes, p.Deployments, p.Replicas, p.ScaleTo, p.NewNodes, p.Idle, p.PhaseTimeout)
 	if slices.Contains(r.Config.PhaseSets, "scale") {
 		fmt.Fprintf(&b, "Scale phases: %d nodes × 30 pods, %d Services; kwok's node leases %d s, its parallelism %d.\n",
-			orDefault(p.ScaleNodes, defaultScaleNodes), orDefault(p.ScaleServices, defaultScaleServices), orDefault(p.NodeLeaseSeconds, 40), orDefault(p.KwokParallelism, 4))
+			orDefault(p.ScaleNodes, defaultScaleNodes), orDefault(p.ScaleServices, defaultScaleServices), orDefault(p.NodeLeaseSeconds, defaultNodeLeaseSeconds), orDefault(p.KwokParallelism, defaultKwokParallelism))
 	}
 	if len(r.Config.ExtraArgs) > 0 {
 		fmt.Fprintf(&b, "Extra controller manager arguments: `%s`.\n", strings.Join(r.Config.ExtraArgs, " "))

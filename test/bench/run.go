@@ -348,7 +348,7 @@ func measure(ctx context.Context, cfg *Config, r *RunResult, sc Scenario, n int,
 		// minutes: node-lifecycle-controller then finds every node NotReady
 		// after its grace period and marks every pod NotReady, for good
 		// (kwok readies pods only while Pending). kwokctl passes 40.
-		ExtraKwokArgs:   []string{"--node-lease-duration-seconds=" + strconv.Itoa(orDefault(cfg.Params.NodeLeaseSeconds, 40))},
+		ExtraKwokArgs:   []string{"--node-lease-duration-seconds=" + strconv.Itoa(orDefault(cfg.Params.NodeLeaseSeconds, defaultNodeLeaseSeconds))},
 		KwokParallelism: cfg.Params.KwokParallelism,
 		// The only scheduler needs no lease. With one, a loaded machine
 		// can keep it from renewing in time: it exits ("Leaderelection

@@ -33,6 +33,10 @@ const ScenarioScale = "scale"
 const (
 	defaultScaleNodes    = 500
 	defaultScaleServices = 1000
+	// kwok's node lease duration (kwokctl's) and parallelism (its own
+	// default) when Params leave them zero.
+	defaultNodeLeaseSeconds = 40
+	defaultKwokParallelism  = 4
 	// scalePodsPerNode is the envelope's density: two daemon pods and 28
 	// Deployment pods on every node.
 	scalePodsPerNode  = 30

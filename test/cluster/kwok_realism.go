@@ -46,8 +46,9 @@ const imagesKey = ".spec.containers.[].image"
 
 // adjustStages returns the stage files kwok is given: stages, with
 // pod-ready.yaml and pod-complete.yaml (if there) adjusted as above, plus
-// the ErrImagePull stage, the adjusted and added ones written to the
-// cluster's work directory.
+// the ErrImagePull stage, and with Options.KwokParallelism a
+// KwokConfiguration, the adjusted and added ones written to the cluster's
+// work directory.
 func (c *Cluster) adjustStages(stages []string) ([]string, error) {
 	dir := filepath.Join(c.WorkDir, "kwok-stages")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
