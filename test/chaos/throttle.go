@@ -181,11 +181,12 @@ func readRetries(auditLog string) (retries, error) {
 
 func retriesOf(events []cluster.AuditEvent) retries {
 	type request struct{ user, agent, verb, uri string }
+	keyOf := func(e cluster.AuditEvent) request { return request{e.User.Username, e.UserAgent, e.Verb, e.RequestURI} }
 	latest := map[request]time.Time{}
 	var throttled []cluster.AuditEvent
 	var r retries
 	for _, e := range events {
-		k := request{e.User.Username, e.UserAgent, e.Verb, e.RequestURI}
+		k := keyOf(e)
 		if e.RequestReceivedTimestamp.After(latest[k]) {
 			latest[k] = e.RequestReceivedTimestamp
 		}
@@ -197,8 +198,7 @@ func retriesOf(events []cluster.AuditEvent) retries {
 		}
 	}
 	for _, e := range throttled {
-		k := request{e.User.Username, e.UserAgent, e.Verb, e.RequestURI}
-		if !latest[k].After(e.RequestReceivedTimestamp) {
+		if !latest[keyOf(e)].After(e.RequestReceivedTimestamp) {
 			r.waiting++
 		}
 	}
